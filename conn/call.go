@@ -1,0 +1,142 @@
+package conn
+
+import (
+	"errors"
+	"time"
+
+	"github.com/lockmux/lockmux/resp"
+)
+
+// callState says where a Call is. It is guarded by the mutex of the Conn the
+// call was sent on.
+type callState uint8
+
+const (
+	callIdle   callState = iota // not sent, or finished
+	callQueued                  // sent; its reply has not been delivered
+)
+
+// errAbandoned is the error of a call whose caller stopped waiting for it.
+var errAbandoned = errors.New("conn: call abandoned")
+
+// Call is one command and, once Wait returned, its reply. A Call belongs to
+// one caller and is meant to be reused: its buffers are kept, so a caller
+// that reuses its Call does not allocate in steady state.
+//
+// A Call is not safe for concurrent use, and it must not be changed or sent
+// again while it is in flight (between Send and the return of Wait or
+// Abandon).
+type Call struct {
+	// Command is the encoded command. Build it with the resp encoders or
+	// with SetScript, appending to Command[:0] to reuse its memory.
+	Command []byte
+	// Reply is the server's answer. A server error reply is a Reply of
+	// type resp.TypeError, not an Err. Reply stays valid until the Call is
+	// sent again.
+	Reply resp.Value
+	// Err is the transport failure that kept the reply from arriving, or
+	// nil. When Err is set, the command may or may not have been applied by
+	// the server, unless Err matches ErrNotConnected.
+	Err error
+	// Latency is the time from Send to the delivery of the reply or error.
+	Latency time.Duration
+
+	// script is set by SetScript: on NOSCRIPT the call is sent again with
+	// EVAL. scriptTail is the offset in Command of the part shared by
+	// EVALSHA and EVAL (numkeys, keys and arguments); arrayLength is the
+	// command's element count.
+	script      *Script
+	scriptTail  int
+	arrayLength int
+
+	// The fields below are guarded by the mutex of the Conn the call was
+	// sent on.
+	state    callState
+	waiting  bool // the owner is blocked in Wait
+	retried  bool // the NOSCRIPT fallback was sent
+	sentAt   time.Time
+	deadline time.Time
+	wake     chan struct{} // buffered, one token; made on the first Send
+	storage  []byte        // holds the bytes of a scalar Reply
+}
+
+// SetScript starts Command as "EVALSHA sha numKeys" for a command with
+// numKeys keys and numArguments further arguments, which the caller then
+// appends with the resp encoders. When the server answers NOSCRIPT, the
+// Conn sends the same command again as EVAL with the script's source.
+func (c *Call) SetScript(script *Script, numKeys, numArguments int) {
+	c.arrayLength = 3 + numKeys + numArguments
+	c.Command = resp.AppendArrayHeader(c.Command[:0], c.arrayLength)
+	c.Command = resp.AppendBulkString(c.Command, "EVALSHA")
+	c.Command = resp.AppendBulkString(c.Command, script.SHA)
+	c.scriptTail = len(c.Command)
+	c.Command = resp.AppendBulkInt(c.Command, int64(numKeys))
+	c.script = script
+}
+
+// SetEval starts Command as "EVAL source numKeys", like SetScript but with
+// the script's source. It needs no NOSCRIPT fallback, so it suits calls
+// whose replies are not awaited.
+func (c *Call) SetEval(script *Script, numKeys, numArguments int) {
+	c.Command = resp.AppendArrayHeader(c.Command[:0], 3+numKeys+numArguments)
+	c.Command = resp.AppendBulkString(c.Command, "EVAL")
+	c.Command = resp.AppendBulkString(c.Command, script.Source)
+	c.Command = resp.AppendBulkInt(c.Command, int64(numKeys))
+	c.script = nil
+}
+
+// CopyCommand makes the call's command a copy of other's, script included,
+// so that one encoded command can be sent to many servers.
+func (c *Call) CopyCommand(other *Call) {
+	c.Command = append(c.Command[:0], other.Command...)
+	c.script, c.scriptTail, c.arrayLength = other.script, other.scriptTail, other.arrayLength
+}
+
+// Abandoned reports whether the call's caller stopped waiting for it with
+// Conn.Abandon before its reply arrived. Its outcome is unknown.
+func (c *Call) Abandoned() bool { return c.Err == errAbandoned }
+
+// Reset empties Command for a new command that is not a script.
+func (c *Call) Reset() {
+	c.Command = c.Command[:0]
+	c.script = nil
+}
+
+// appendEval appends the EVAL form of the call's script command to dst.
+func (c *Call) appendEval(dst []byte) []byte {
+	dst = resp.AppendArrayHeader(dst, c.arrayLength)
+	dst = resp.AppendBulkString(dst, "EVAL")
+	dst = resp.AppendBulkString(dst, c.script.Source)
+	return append(dst, c.Command[c.scriptTail:]...)
+}
+
+// isNoScript reports whether value is the NOSCRIPT error reply to this
+// call's EVALSHA, which must be answered by sending EVAL.
+func (c *Call) isNoScript(value resp.Value) bool {
+	return c.script != nil && !c.retried && value.Type == resp.TypeError &&
+		string(resp.ErrorCode(value.Str)) == "NOSCRIPT"
+}
+
+// setReply copies value into the call's own memory: value points into the
+// reader's buffer, which the next read overwrites, and the call's owner may
+// look at its reply much later.
+func (c *Call) setReply(value resp.Value) {
+	if value.Elems != nil {
+		c.Reply = value.Clone()
+		return
+	}
+	if value.Str != nil {
+		c.storage = append(c.storage[:0], value.Str...)
+		value.Str = c.storage
+	}
+	c.Reply = value
+}
+
+// signal wakes the call's owner if it is blocked in Wait. A token left in
+// the channel only causes one extra look at the state.
+func (c *Call) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,112 @@
+package conn
+
+import (
+	"crypto/tls"
+	"fmt"
+	"time"
+
+	"github.com/lockmux/lockmux/resp"
+)
+
+// Defaults of Options. A zero field of Options means its default.
+const (
+	// DefaultDialTimeout bounds a dial and its handshake.
+	DefaultDialTimeout = 2 * time.Second
+	// DefaultCommandTimeout bounds a Do whose context has no deadline.
+	DefaultCommandTimeout = 5 * time.Second
+	// DefaultUserTimeout is how long sent data may stay unacknowledged
+	// before the kernel drops the connection (TCP_USER_TIMEOUT, Linux only).
+	DefaultUserTimeout = 10 * time.Second
+	// DefaultKeepAlive is the TCP keep-alive period.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultBackoffMin and DefaultBackoffMax bound the jittered delay
+	// between failed dials.
+	DefaultBackoffMin = 10 * time.Millisecond
+	DefaultBackoffMax = time.Second
+)
+
+// Protocol versions for Options.Protocol.
+const (
+	// ProtocolAuto asks for RESP3 and falls back to RESP2.
+	ProtocolAuto = 0
+	// ProtocolRESP2 speaks RESP2 only.
+	ProtocolRESP2 = 2
+	// ProtocolRESP3 requires RESP3; a server without it is an error.
+	ProtocolRESP3 = 3
+)
+
+// Options configures a Conn. The zero value is usable.
+type Options struct {
+	// Username and Password authenticate the connection. They override
+	// the user information of the address.
+	Username, Password string
+	// TLSConfig is used for rediss:// addresses. Nil means a default
+	// configuration that verifies the server against the system roots.
+	TLSConfig *tls.Config
+	// DialTimeout bounds one dial with its handshake (DefaultDialTimeout).
+	DialTimeout time.Duration
+	// CommandTimeout bounds Do when its context has no deadline
+	// (DefaultCommandTimeout).
+	CommandTimeout time.Duration
+	// UserTimeout is TCP_USER_TIMEOUT on Linux (DefaultUserTimeout);
+	// negative disables it.
+	UserTimeout time.Duration
+	// KeepAlive is the TCP keep-alive period (DefaultKeepAlive); negative
+	// disables keep-alive.
+	KeepAlive time.Duration
+	// BackoffMin and BackoffMax bound the jittered wait between failed
+	// dials (DefaultBackoffMin, DefaultBackoffMax).
+	BackoffMin, BackoffMax time.Duration
+	// ClientName is sent with SETNAME when not empty.
+	ClientName string
+	// Protocol is ProtocolAuto, ProtocolRESP2 or ProtocolRESP3.
+	Protocol int
+	// Limits bound what the reply parser accepts; zero fields are the
+	// resp defaults.
+	Limits resp.Limits
+	// OnPush receives RESP3 push frames (invalidations, pub/sub messages).
+	// It is called on the goroutine that reads the connection, with a value
+	// that is valid only during the call, and must not block or call back
+	// into the Conn. Nil drops pushes.
+	OnPush func(resp.Value)
+	// OnConnect is called after each successful handshake with the
+	// server's address (as Conn.Address returns it) and run_id. It must not
+	// block or call back into the Conn.
+	OnConnect func(address, runID string)
+	// Scripts are loaded with SCRIPT LOAD after each handshake, so that
+	// EVALSHA rarely meets NOSCRIPT.
+	Scripts []*Script
+}
+
+func (o Options) withDefaults() (Options, error) {
+	setDefault := func(field *time.Duration, value time.Duration) {
+		if *field == 0 {
+			*field = value
+		}
+	}
+	setDefault(&o.DialTimeout, DefaultDialTimeout)
+	setDefault(&o.CommandTimeout, DefaultCommandTimeout)
+	setDefault(&o.UserTimeout, DefaultUserTimeout)
+	setDefault(&o.KeepAlive, DefaultKeepAlive)
+	setDefault(&o.BackoffMin, DefaultBackoffMin)
+	setDefault(&o.BackoffMax, DefaultBackoffMax)
+	switch {
+	case o.DialTimeout < 0:
+		return o, fmt.Errorf("%w: DialTimeout %v is negative", ErrInvalidOptions, o.DialTimeout)
+	case o.CommandTimeout < 0:
+		return o, fmt.Errorf("%w: CommandTimeout %v is negative", ErrInvalidOptions, o.CommandTimeout)
+	case o.BackoffMin < 0 || o.BackoffMax < o.BackoffMin:
+		return o, fmt.Errorf("%w: backoff range %v..%v", ErrInvalidOptions, o.BackoffMin, o.BackoffMax)
+	case o.Protocol != ProtocolAuto && o.Protocol != ProtocolRESP2 && o.Protocol != ProtocolRESP3:
+		return o, fmt.Errorf("%w: Protocol %d (want 0, 2 or 3)", ErrInvalidOptions, o.Protocol)
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return o, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	for i, script := range o.Scripts {
+		if script == nil {
+			return o, fmt.Errorf("%w: Scripts[%d] is nil", ErrInvalidOptions, i)
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,30 @@
+// Package layering holds no code: its test checks that the imports of the
+// repository point one way, resp ← conn ← mux ← redlock ← cmd, bench, and
+// that the main module depends on nothing beyond its short list of allowed
+// modules.
+//
+// The rules, checked on every non-test .go file:
+//
+//   - resp imports only the standard library;
+//   - conn may import resp; mux may import conn and resp; redlock may
+//     import mux, conn and resp;
+//   - cmd/... and bench may import any package of the project except
+//     another command;
+//   - resp, conn, mux and redlock never import internal/...;
+//   - internal/redistest imports no package of the project, so that it
+//     stays independent of the code it tests;
+//   - nothing imports cmd/...;
+//   - outside the bench module, the only modules imported are the standard
+//     library, the module itself, github.com/valyala/bytebufferpool and
+//     golang.org/x/sys; the test-support packages under internal/ may also
+//     import the test dependencies (testify, miniredis).
+//
+// # Concurrency
+//
+// There is nothing to call.
+//
+// # Errors
+//
+// There is nothing to call; the test reports each offending import with the
+// file that holds it.
+package layering

@@ -1,0 +1,59 @@
+//go:build !race
+
+package mux_test
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestRoundDoesNotAllocate pins the zero-allocation claim of a reused
+// Round, for a caller alone and for concurrent callers.
+func TestRoundDoesNotAllocate(t *testing.T) {
+	for _, n := range nodeCounts {
+		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
+			group, _ := newGroup(t, n)
+			round := group.NewRound()
+			setNX(round, "allocs:serial", "token")
+			roundTrip := func() {
+				group.Send(round, time.Now().Add(5*time.Second))
+				group.Wait(round, nil)
+			}
+			roundTrip() // warm up buffers
+			assert.Zero(t, testing.AllocsPerRun(200, roundTrip), "serial")
+
+			var wait, warm sync.WaitGroup
+			stop := make(chan struct{})
+			for g := range concurrentCallers - 1 {
+				warm.Add(1)
+				wait.Go(func() {
+					round := group.NewRound()
+					setNX(round, "allocs:parallel:"+strconv.Itoa(g), "token")
+					group.Send(round, time.Now().Add(5*time.Second))
+					group.Wait(round, nil)
+					warm.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						group.Send(round, time.Now().Add(5*time.Second))
+						group.Wait(round, nil)
+					}
+				})
+			}
+			// AllocsPerRun counts every goroutine's allocations, so the
+			// other callers' rounds are included once they are warm.
+			warm.Wait()
+			allocations := testing.AllocsPerRun(200, roundTrip)
+			close(stop)
+			wait.Wait()
+			assert.Zero(t, allocations, "concurrent")
+		})
+	}
+}

@@ -1,0 +1,163 @@
+package mux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// ErrNoNodes is returned by New for an empty address list.
+var ErrNoNodes = errors.New("mux: no addresses")
+
+// Group is a set of connections, one to each of N independent servers.
+//
+// A Group is safe for concurrent use.
+type Group struct {
+	nodes []*conn.Conn
+}
+
+// New returns a Group with one connection per address, in the forms
+// conn.ParseAddress accepts, all configured with options. It does not dial;
+// see Connect.
+func New(addresses []string, options conn.Options) (*Group, error) {
+	if len(addresses) == 0 {
+		return nil, ErrNoNodes
+	}
+	g := &Group{nodes: make([]*conn.Conn, 0, len(addresses))}
+	for _, address := range addresses {
+		node, err := conn.New(address, options)
+		if err != nil {
+			return nil, fmt.Errorf("mux: node %d: %w", len(g.nodes), err)
+		}
+		g.nodes = append(g.nodes, node)
+	}
+	return g, nil
+}
+
+// Len returns the number of servers.
+func (g *Group) Len() int { return len(g.nodes) }
+
+// Node returns the connection to the i-th server, for commands that are
+// not fanned out.
+func (g *Group) Node(i int) *conn.Conn { return g.nodes[i] }
+
+// Connect dials every server at once and waits for all the dials. It
+// returns one error per server, nil where the dial succeeded; servers that
+// fail keep being dialled on use.
+func (g *Group) Connect(ctx context.Context) []error {
+	errs := make([]error, len(g.nodes))
+	var wait sync.WaitGroup
+	for i, node := range g.nodes {
+		wait.Go(func() { errs[i] = node.Connect(ctx) })
+	}
+	wait.Wait()
+	return errs
+}
+
+// NewRound returns a Round sized for this Group.
+func (g *Group) NewRound() *Round {
+	return &Round{Calls: make([]conn.Call, len(g.nodes))}
+}
+
+// Send writes the command of each of the round's calls to its server. The
+// replies are due by deadline. Send does not wait for any reply.
+//
+// When connections are busy with other callers' commands, Send yields the
+// processor once before it writes, so that callers that are ready to send
+// too add their commands to the same writes.
+//
+// A call whose Command is empty is not sent: its server is left out of the
+// round, and Wait does not wait for it.
+func (g *Group) Send(round *Round, deadline time.Time) {
+	buffered := false
+	for i, node := range g.nodes {
+		call := &round.Calls[i]
+		if len(call.Command) == 0 {
+			call.Reply, call.Err, call.Latency = resp.Value{}, nil, 0
+			continue
+		}
+		if node.Send(call, deadline) {
+			buffered = true
+		}
+	}
+	if !buffered {
+		return
+	}
+	runtime.Gosched()
+	for _, node := range g.nodes {
+		node.Flush()
+	}
+}
+
+// Wait gathers the replies of a round that was sent. After each reply or
+// failure it asks tally, when not nil, whether the outcome is decided; if
+// so, it abandons the calls still in flight (their Abandoned method then
+// reports true) and returns.
+//
+// Replies are gathered in the Group's order. They were all requested at
+// once, so the round lasts as long as its slowest server, not the sum.
+func (g *Group) Wait(round *Round, tally Tally) {
+	for i, node := range g.nodes {
+		call := &round.Calls[i]
+		if len(call.Command) == 0 {
+			continue
+		}
+		node.Wait(call)
+		if tally != nil && tally.Count(i, call) {
+			for j := i + 1; j < len(g.nodes); j++ {
+				g.nodes[j].Abandon(&round.Calls[j])
+			}
+			return
+		}
+	}
+}
+
+// Discard stops waiting for every call of a round that was sent: their
+// replies are read and dropped in order by the next reader of each
+// connection. It serves commands whose effect matters but whose answer
+// does not, such as the clean-up after a failed lock attempt.
+func (g *Group) Discard(round *Round) {
+	for i, node := range g.nodes {
+		if len(round.Calls[i].Command) != 0 {
+			node.Abandon(&round.Calls[i])
+		}
+	}
+}
+
+// Close closes every connection.
+func (g *Group) Close() error {
+	for _, node := range g.nodes {
+		node.Close()
+	}
+	return nil
+}
+
+// Round is one command sent to every server of a Group and its replies. It
+// is reused from round to round.
+//
+// A Round is not safe for concurrent use.
+type Round struct {
+	// Calls holds one call per server, in the Group's order.
+	Calls []conn.Call
+}
+
+// SetAll makes every call's command a copy of the first call's.
+func (r *Round) SetAll() {
+	for i := 1; i < len(r.Calls); i++ {
+		r.Calls[i].CopyCommand(&r.Calls[0])
+	}
+}
+
+// Tally counts the replies of a round as they are gathered.
+type Tally interface {
+	// Count takes the outcome of node i and reports whether the round's
+	// outcome is decided, so that the remaining replies need not be
+	// awaited.
+	Count(node int, call *conn.Call) (decided bool)
+}

@@ -1,0 +1,174 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux"
+)
+
+// The scripts every connection loads when it connects.
+var (
+	releaseLua      = conn.NewScript(releaseScript)
+	extendLua       = conn.NewScript(extendScript)
+	acquireMultiLua = conn.NewScript(acquireMultiScript)
+	checkLua        = conn.NewScript(checkScript)
+	allScripts      = []*conn.Script{releaseLua, extendLua, acquireMultiLua, checkLua}
+)
+
+// Client holds the connections to N independent Redis masters and makes
+// Mutexes that lock across them.
+//
+// A Client is safe for concurrent use. Close it when done.
+type Client struct {
+	options   Options
+	group     *mux.Group
+	addresses []string // as the connections name them, without passwords
+	need      int      // the quorum: len(addresses)/2 + 1
+	stats     statsRecorder
+	closed    atomic.Bool
+
+	// runIDs maps each node's address to the run_id it reported when it
+	// last connected; duplicate is set when two addresses report the same
+	// one. Both are written by the connections' dials.
+	runIDsMutex sync.Mutex
+	runIDs      map[string]string
+	duplicate   atomic.Pointer[error]
+}
+
+// New returns a Client for the Redis masters at addresses, in the forms
+// "host:port", "redis://[user:password@]host:port[/db]", "rediss://…" (TLS)
+// and "unix:///path". The masters must be independent: no replication
+// between them.
+//
+// New dials every node at once and waits up to Options.DialTimeout. Nodes
+// that cannot be reached are not an error: they are dialled again when
+// used, and locks need only a quorum. New fails for invalid options,
+// addresses that cannot be parsed, rejected credentials or permissions
+// (ErrConfig), and two addresses that reach the same server
+// (ErrDuplicateNode), which would count twice in a quorum.
+func New(addresses []string, options Options) (*Client, error) {
+	options, err := options.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if len(addresses) == 0 {
+		return nil, fmt.Errorf("%w: no addresses", ErrInvalidOptions)
+	}
+	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses))}
+	c.group, err = mux.New(addresses, conn.Options{
+		Username:    options.Username,
+		Password:    options.Password,
+		TLSConfig:   options.TLSConfig,
+		DialTimeout: options.DialTimeout,
+		ClientName:  options.ClientName,
+		Protocol:    options.Protocol,
+		Scripts:     allScripts,
+		OnConnect:   c.recordRunID,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	c.addresses = make([]string, len(addresses))
+	for i := range addresses {
+		c.addresses[i] = c.group.Node(i).Address()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), options.DialTimeout)
+	defer cancel()
+	for i, err := range c.group.Connect(ctx) {
+		if errors.Is(err, conn.ErrAuth) {
+			c.group.Close()
+			return nil, fmt.Errorf("%w: node %s: %w", ErrConfig, c.addresses[i], err)
+		}
+	}
+	if err := c.misconfigured(); err != nil {
+		c.group.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// recordRunID notes the run_id of a node that connected and detects two
+// addresses that reach the same server.
+func (c *Client) recordRunID(address, runID string) {
+	if runID == "" {
+		return // INFO was denied or is not supported: nothing to compare
+	}
+	c.runIDsMutex.Lock()
+	defer c.runIDsMutex.Unlock()
+	c.runIDs[address] = runID
+	for other, otherRunID := range c.runIDs {
+		if other != address && otherRunID == runID {
+			err := fmt.Errorf("%w: %s and %s (run_id %s)", ErrDuplicateNode, other, address, runID)
+			c.duplicate.Store(&err)
+			return
+		}
+	}
+}
+
+// misconfigured returns the error that keeps the Client from counting a
+// quorum honestly, or nil.
+func (c *Client) misconfigured() error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if err := c.duplicate.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// NewMutex returns a Mutex for key. Options that are not valid make every
+// method of the Mutex return the validation error, which wraps
+// ErrInvalidOptions.
+func (c *Client) NewMutex(key string, options MutexOptions) *Mutex {
+	return newMutex(c, key, options)
+}
+
+// Do locks key, runs fn while holding the lock, and unlocks it. The context
+// given to fn is cancelled, with cause ErrLockLost, when the hold ends
+// before fn returns; fn should stop its work then. Do returns the error of
+// the lock, or fn's error joined with the unlock's.
+func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn func(ctx context.Context) error) error {
+	m := c.NewMutex(key, options)
+	if err := m.Lock(ctx); err != nil {
+		return err
+	}
+	holdCtx, cancel := context.WithDeadlineCause(ctx, m.Until(), ErrLockLost)
+	fnErr := fn(holdCtx)
+	cancel()
+	unlockCtx, cancelUnlock := context.WithTimeout(context.WithoutCancel(ctx), c.unlockTimeout())
+	defer cancelUnlock()
+	return errors.Join(fnErr, m.Unlock(unlockCtx))
+}
+
+// unlockTimeout bounds an unlock that runs after its caller's context may
+// have ended: a few node timeouts.
+func (c *Client) unlockTimeout() time.Duration {
+	return 4 * c.options.NodeTimeout
+}
+
+// Stats returns the Client's counters and latency histograms.
+func (c *Client) Stats() Stats {
+	return c.stats.snapshot()
+}
+
+// Addresses returns the nodes' addresses, without passwords, in the order
+// given to New.
+func (c *Client) Addresses() []string {
+	return append([]string(nil), c.addresses...)
+}
+
+// Close closes the connections. Holds that were not unlocked stay on the
+// nodes until their TTL ends. Methods called after Close return ErrClosed.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	return c.group.Close()
+}

@@ -1,0 +1,99 @@
+// Package redlock implements distributed locks on Redis: the single-instance
+// lock and Redlock over N independent masters, with automatic renewal,
+// waiting without polling, opt-in fencing tokens, locks over several keys
+// and the resumption of a hold by its token.
+//
+// A Client talks to the nodes; a Mutex, made by Client.NewMutex, locks one
+// resource (or several, see MutexOptions.Keys):
+//
+//	c, err := redlock.New([]string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}, redlock.Options{})
+//	if err != nil { … }
+//	defer c.Close()
+//
+//	m := c.NewMutex("orders:1001", redlock.MutexOptions{TTL: 10 * time.Second})
+//	if err := m.Lock(ctx); err != nil { … }  // retries with jitter until acquired or ctx is done
+//	defer m.Unlock(ctx)                       // errors.Is(err, redlock.ErrLockLost) if the hold was gone
+//
+//	err = c.Do(ctx, "orders:1001", redlock.MutexOptions{}, func(ctx context.Context) error {
+//		// The lock is renewed while this runs; ctx is cancelled with cause
+//		// ErrLockLost if the hold is lost.
+//		return nil
+//	})
+//
+// An acquisition sends SET key token NX PX ttl to every node at once, with a
+// random token of 20 bytes from crypto/rand. The lock is acquired when a
+// quorum of N/2+1 nodes set the key and the hold's validity, measured from
+// the start of the attempt, is still positive. A failed attempt releases
+// every node whose answer was OK or unknown. A release is a compare-and-delete
+// script that deletes the key only if it still holds the token, and an
+// extension a compare-and-PEXPIRE script; both must reach a quorum to count.
+//
+// # Concurrency
+//
+// A Client and its Mutexes are safe for concurrent use. A goroutine that
+// locks a Mutex held by another goroutine of the same process waits locally,
+// without network traffic, and takes its turn when the Mutex is unlocked.
+// A Client owns the goroutines it starts (connection readers, renewals,
+// shared subscriptions) and Client.Close waits for them. An Observer is
+// called synchronously on the goroutine of the operation it reports, so it
+// must be fast and safe for concurrent use. A Clock must be safe for
+// concurrent use.
+//
+// # Errors
+//
+// A failed acquisition or resumption matches ErrNotAcquired, and a release,
+// extension or renewal that cannot prove the hold matches ErrLockLost, both
+// through errors.Is. When the nodes did not reach a quorum, the error is a
+// *QuorumError with one NodeError per node (acquired, held by another,
+// missing or expired, error, timeout, not sent, with its latency); it
+// unwraps to the nodes' errors, so that errors.Is and errors.As see the
+// server errors and timeouts behind it. When too many nodes failed for a
+// quorum to be possible, the error also matches ErrQuorumUnreachable and is
+// returned at once instead of being retried. Errors caused by the context
+// still match context.Canceled or context.DeadlineExceeded. ErrConfig marks
+// answers that retrying cannot fix (NOAUTH, WRONGPASS, NOPERM, WRONGTYPE,
+// READONLY, cluster redirects), ErrDuplicateNode two addresses that reach one
+// server, ErrInvalidOptions options that cannot be used, and ErrClosed calls
+// on a closed Client.
+//
+// # Safety
+//
+// A Redis lock is a lease: it expires after its TTL whether or not its
+// holder is done. Redlock keeps mutual exclusion only under assumptions that
+// the library cannot check by itself:
+//
+//   - The clocks of the client and of the nodes run at about the same rate.
+//     The validity of a hold is ttl − elapsed − (ttl·DriftFactor + 2 ms),
+//     measured on the client's monotonic clock from the start of the attempt
+//     or extension that produced it; the drift term must cover the real rate
+//     difference. Redis expires keys by its wall clock, so a node whose clock
+//     jumps forward expires locks early, and no client setting can prevent
+//     it: keep the nodes' clocks slewed, not stepped.
+//   - A node does not lose keys when it restarts. Either it persists every
+//     write before acknowledging it (appendonly yes with appendfsync always),
+//     or it is kept down, after a crash, for longer than the longest TTL in
+//     use (extensions included). A node that comes back empty at once can
+//     grant a second holder a quorum. Lock nodes must also use
+//     maxmemory-policy noeviction, because an evicted lock key is a lost one.
+//   - The holder is not paused for longer than the validity of its hold. A
+//     process that stops (garbage collection, swapping, a stopped VM) after
+//     acquiring the lock may resume after the lock expired and another
+//     process took it, and no lease lock can tell it in time. Check
+//     Mutex.Until or the lock-scoped context before each step, and make the
+//     resource itself reject stale writers with fencing tokens.
+//
+// Plain Redlock gives no fencing token: its random token tells holders apart
+// but does not order them. With MutexOptions.Fencing, an acquisition also
+// yields a fence, a number that strictly increases with each acquisition of
+// the resource. It takes a second round: each node that set the key returns
+// its counter for the resource, the client takes the largest plus one, and
+// a script commits that value on those nodes while the key still holds the
+// token; the fence is granted only if the commit reached a quorum within the
+// validity. Any later acquisition's quorum shares a node with this one and
+// reads its committed counter, so its fence is larger. The counters have no
+// TTL, and they survive a crash only with persistence (appendfsync always):
+// a node that loses them can hand out a fence again. A storage layer uses
+// the fence by refusing any write whose fence is lower than the highest it
+// has seen, for example with UPDATE … SET …, last_fence = $1 WHERE … AND
+// last_fence <= $1.
+package redlock

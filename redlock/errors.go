@@ -1,0 +1,292 @@
+package redlock
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	// ErrNotAcquired is matched by the error of a lock attempt, or of a
+	// resumption, that did not win a quorum: another holder has the lock, or
+	// too few nodes answered in time.
+	ErrNotAcquired = errors.New("redlock: lock not acquired")
+
+	// ErrLockLost is matched when a hold can no longer be proven: an unlock,
+	// an extension or a renewal did not reach a quorum of nodes that still
+	// held the token, or the validity ran out first. It is also the cause of
+	// a lock-scoped context that was cancelled because the hold ended.
+	ErrLockLost = errors.New("redlock: lock lost")
+
+	// ErrClosed is returned for calls on a Client, or on a Mutex of a
+	// Client, that was closed.
+	ErrClosed = errors.New("redlock: client closed")
+
+	// ErrQuorumUnreachable is matched when so many nodes failed (errors,
+	// timeouts, connections down) that a quorum was not possible, whatever
+	// the remaining nodes answered. A *QuorumError with that outcome matches
+	// both ErrQuorumUnreachable and ErrNotAcquired or ErrLockLost, as its
+	// operation dictates.
+	ErrQuorumUnreachable = errors.New("redlock: quorum unreachable")
+
+	// ErrInvalidOptions is wrapped by the errors of option validation. Their
+	// message names the field at fault.
+	ErrInvalidOptions = errors.New("redlock: invalid options")
+
+	// ErrDuplicateNode is matched when two configured addresses reach the
+	// same server (the same run_id): it would count twice in a quorum.
+	ErrDuplicateNode = errors.New("redlock: two addresses reach the same server")
+
+	// ErrConfig is matched when a node answered with an error that points at
+	// its configuration rather than at a passing failure: NOAUTH, WRONGPASS,
+	// NOPERM, WRONGTYPE, READONLY, or a cluster answer (MOVED, ASK,
+	// CLUSTERDOWN, TRYAGAIN, CROSSSLOT). Such errors are not retried.
+	ErrConfig = errors.New("redlock: node configuration error")
+)
+
+// isConfigErrorCode reports whether a server error code (the first word of
+// an error reply, such as "WRONGPASS") is a configuration problem that
+// retrying cannot fix. Errors with these codes should match ErrConfig.
+func isConfigErrorCode(code string) bool {
+	switch code {
+	case "NOAUTH", "WRONGPASS", "NOPERM", "WRONGTYPE", "READONLY",
+		"MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "CROSSSLOT":
+		return true
+	}
+	return false
+}
+
+// Operation names the step of the algorithm that a QuorumError reports.
+type Operation uint8
+
+// The operations of a hold.
+const (
+	// OperationLock is an acquisition attempt.
+	OperationLock Operation = iota
+	// OperationExtend is an extension of a hold, explicit or automatic.
+	OperationExtend
+	// OperationUnlock is the release of a hold.
+	OperationUnlock
+	// OperationResume is the re-validation of a hold by its token.
+	OperationResume
+)
+
+// String returns the operation's name: "lock", "extend", "unlock" or
+// "resume".
+func (o Operation) String() string {
+	switch o {
+	case OperationLock:
+		return "lock"
+	case OperationExtend:
+		return "extend"
+	case OperationUnlock:
+		return "unlock"
+	case OperationResume:
+		return "resume"
+	}
+	return "Operation(" + strconv.Itoa(int(o)) + ")"
+}
+
+// failure returns the words that say this operation failed, as used in
+// QuorumError messages.
+func (o Operation) failure() string {
+	switch o {
+	case OperationLock:
+		return "not acquired"
+	case OperationExtend:
+		return "not extended"
+	case OperationUnlock:
+		return "not released"
+	case OperationResume:
+		return "not resumed"
+	}
+	return o.String() + " failed"
+}
+
+// Outcome is what one node answered to one operation.
+type Outcome uint8
+
+// The outcomes of one node.
+const (
+	// OutcomeAcquired means the node confirmed the operation: the key was
+	// set, extended or released.
+	OutcomeAcquired Outcome = iota
+	// OutcomeHeld means the key is held by another token.
+	OutcomeHeld
+	// OutcomeMissing means the key is missing or has expired.
+	OutcomeMissing
+	// OutcomeError means the node answered with an error.
+	OutcomeError
+	// OutcomeTimeout means the node did not answer in time. The command may
+	// still have been applied, so its effect is unknown.
+	OutcomeTimeout
+	// OutcomeNotSent means the command was not sent, because the node was
+	// down or reconnecting. It had no effect.
+	OutcomeNotSent
+)
+
+// String returns the outcome's short name: "acquired", "held", "missing",
+// "error", "timeout" or "not sent".
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeAcquired:
+		return "acquired"
+	case OutcomeHeld:
+		return "held"
+	case OutcomeMissing:
+		return "missing"
+	case OutcomeError:
+		return "error"
+	case OutcomeTimeout:
+		return "timeout"
+	case OutcomeNotSent:
+		return "not sent"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// NodeError is one node's part in an operation: its outcome, the error it
+// answered or the transport error, and how long it took.
+type NodeError struct {
+	// Address is the node's address as configured.
+	Address string
+	// Outcome is what the node answered.
+	Outcome Outcome
+	// Err is the server's error reply or the transport error, when there
+	// was one. It is nil for the outcomes acquired, held and missing.
+	Err error
+	// Latency is the time from sending the command to its reply, or to the
+	// moment the client gave up waiting.
+	Latency time.Duration
+}
+
+// Error returns "redlock: node ADDRESS: DESCRIPTION", for example
+// "redlock: node 127.0.0.1:6379: timeout after 50ms".
+func (e *NodeError) Error() string {
+	var b strings.Builder
+	b.WriteString("redlock: node ")
+	e.describe(&b)
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// describe writes "ADDRESS: DESCRIPTION" to b.
+func (e *NodeError) describe(b *strings.Builder) {
+	b.WriteString(e.Address)
+	b.WriteString(": ")
+	switch e.Outcome {
+	case OutcomeAcquired:
+		b.WriteString("confirmed")
+	case OutcomeHeld:
+		b.WriteString("held by another")
+	case OutcomeMissing:
+		b.WriteString("missing or expired")
+	case OutcomeTimeout:
+		b.WriteString("timeout after ")
+		b.WriteString(e.Latency.Round(time.Microsecond).String())
+	case OutcomeNotSent:
+		b.WriteString("not sent")
+		if e.Err != nil {
+			b.WriteString(": ")
+			b.WriteString(e.Err.Error())
+		}
+	default:
+		if e.Err != nil {
+			b.WriteString(e.Err.Error())
+		} else {
+			b.WriteString(e.Outcome.String())
+		}
+	}
+}
+
+// QuorumError reports an operation that did not reach a quorum of nodes.
+// It matches ErrNotAcquired (lock, resume) or ErrLockLost (extend, unlock)
+// through errors.Is, and ErrQuorumUnreachable when Unreachable is set. It
+// unwraps to the node errors that carry an error, so that errors.Is and
+// errors.As also see what the nodes answered.
+type QuorumError struct {
+	// Operation is the step that failed.
+	Operation Operation
+	// Key is the lock's key.
+	Key string
+	// Got is the number of nodes that confirmed, and Need the quorum.
+	Got, Need int
+	// Nodes holds one entry per node, in the order of the configured
+	// addresses.
+	Nodes []NodeError
+	// Elapsed is the time the operation took, from its first send to its
+	// last reply or timeout.
+	Elapsed time.Duration
+	// Unreachable is set when too many nodes failed for a quorum to be
+	// possible.
+	Unreachable bool
+}
+
+// Error returns a message that names the key, the counts and every node
+// that did not confirm, for example:
+//
+//	redlock: lock "orders:1" not acquired: 2 of 5 nodes, need 3 (127.0.0.1:1: held by another; 127.0.0.1:2: timeout after 50ms; 127.0.0.1:3: missing or expired)
+func (e *QuorumError) Error() string {
+	var b strings.Builder
+	b.WriteString("redlock: lock ")
+	b.WriteString(strconv.Quote(e.Key))
+	b.WriteByte(' ')
+	b.WriteString(e.Operation.failure())
+	b.WriteString(": ")
+	b.WriteString(strconv.Itoa(e.Got))
+	b.WriteString(" of ")
+	b.WriteString(strconv.Itoa(len(e.Nodes)))
+	b.WriteString(" nodes, need ")
+	b.WriteString(strconv.Itoa(e.Need))
+	if e.Unreachable {
+		b.WriteString(", quorum unreachable")
+	}
+	first := true
+	for i := range e.Nodes {
+		node := &e.Nodes[i]
+		if node.Outcome == OutcomeAcquired {
+			continue
+		}
+		if first {
+			b.WriteString(" (")
+			first = false
+		} else {
+			b.WriteString("; ")
+		}
+		node.describe(&b)
+	}
+	if !first {
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrNotAcquired for a lock or a resumption,
+// ErrLockLost for an extension or an unlock, or ErrQuorumUnreachable when
+// the quorum was unreachable.
+func (e *QuorumError) Is(target error) bool {
+	switch target {
+	case ErrNotAcquired:
+		return e.Operation == OperationLock || e.Operation == OperationResume
+	case ErrLockLost:
+		return e.Operation == OperationExtend || e.Operation == OperationUnlock
+	case ErrQuorumUnreachable:
+		return e.Unreachable
+	}
+	return false
+}
+
+// Unwrap returns a *NodeError for each node whose entry carries an error,
+// so that errors.Is and errors.As reach the nodes' errors.
+func (e *QuorumError) Unwrap() []error {
+	var errs []error
+	for i := range e.Nodes {
+		if e.Nodes[i].Err != nil {
+			errs = append(errs, &e.Nodes[i])
+		}
+	}
+	return errs
+}

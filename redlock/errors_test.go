@@ -1,0 +1,195 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testServerError stands for a server's error reply (resp.ServerError) in
+// these tests.
+type testServerError struct{ message string }
+
+func (e *testServerError) Error() string { return e.message }
+
+func TestQuorumErrorMatching(t *testing.T) {
+	timeout := fmt.Errorf("read: %w", os.ErrDeadlineExceeded)
+	wrongType := &testServerError{message: "WRONGTYPE Operation against a key holding the wrong kind of value"}
+	nodes := []NodeError{
+		{Address: "127.0.0.1:1", Outcome: OutcomeAcquired, Latency: time.Millisecond},
+		{Address: "127.0.0.1:2", Outcome: OutcomeTimeout, Err: timeout, Latency: 50 * time.Millisecond},
+		{Address: "127.0.0.1:3", Outcome: OutcomeError, Err: fmt.Errorf("%w: %w", ErrConfig, wrongType)},
+	}
+	sentinels := []error{ErrNotAcquired, ErrLockLost, ErrQuorumUnreachable, ErrConfig, os.ErrDeadlineExceeded, ErrClosed, ErrInvalidOptions, ErrDuplicateNode, context.Canceled}
+	tests := []struct {
+		name        string
+		operation   Operation
+		unreachable bool
+		nodes       []NodeError
+		matches     []error
+	}{
+		{name: "lock", operation: OperationLock, nodes: nodes, matches: []error{ErrNotAcquired, ErrConfig, os.ErrDeadlineExceeded}},
+		{name: "resume", operation: OperationResume, nodes: nodes, matches: []error{ErrNotAcquired, ErrConfig, os.ErrDeadlineExceeded}},
+		{name: "extend", operation: OperationExtend, nodes: nodes, matches: []error{ErrLockLost, ErrConfig, os.ErrDeadlineExceeded}},
+		{name: "unlock", operation: OperationUnlock, nodes: nodes, matches: []error{ErrLockLost, ErrConfig, os.ErrDeadlineExceeded}},
+		{name: "lock unreachable", operation: OperationLock, unreachable: true, nodes: nodes, matches: []error{ErrNotAcquired, ErrQuorumUnreachable, ErrConfig, os.ErrDeadlineExceeded}},
+		{name: "unlock unreachable", operation: OperationUnlock, unreachable: true, nodes: nodes, matches: []error{ErrLockLost, ErrQuorumUnreachable, ErrConfig, os.ErrDeadlineExceeded}},
+		{name: "refusals only", operation: OperationLock, nodes: []NodeError{{Address: "a", Outcome: OutcomeHeld}, {Address: "b", Outcome: OutcomeMissing}}, matches: []error{ErrNotAcquired}},
+		{name: "context error of a node", operation: OperationExtend, nodes: []NodeError{{Address: "a", Outcome: OutcomeNotSent, Err: context.Canceled}}, matches: []error{ErrLockLost, context.Canceled}},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			var err error = &QuorumError{Operation: test.operation, Key: "k", Got: 1, Need: 2, Nodes: test.nodes, Unreachable: test.unreachable}
+			wrapped := fmt.Errorf("outer: %w", err)
+			for _, sentinel := range sentinels {
+				want := false
+				for _, match := range test.matches {
+					want = want || match == sentinel
+				}
+				assert.Equal(t, want, errors.Is(err, sentinel), "errors.Is(err, %v)", sentinel)
+				assert.Equal(t, want, errors.Is(wrapped, sentinel), "errors.Is(wrapped, %v)", sentinel)
+			}
+
+			var quorumError *QuorumError
+			require.True(t, errors.As(wrapped, &quorumError))
+			assert.Equal(t, test.operation, quorumError.Operation)
+
+			var nodeError *NodeError
+			assert.Equal(t, len(quorumError.Unwrap()) > 0, errors.As(err, &nodeError))
+			var serverError *testServerError
+			assert.Equal(t, errors.Is(err, ErrConfig), errors.As(err, &serverError))
+			if serverError != nil {
+				assert.Same(t, wrongType, serverError)
+			}
+		})
+	}
+}
+
+func TestQuorumErrorUnwrap(t *testing.T) {
+	err := &QuorumError{Nodes: []NodeError{
+		{Address: "a", Outcome: OutcomeAcquired},
+		{Address: "b", Outcome: OutcomeError, Err: io.ErrUnexpectedEOF},
+		{Address: "c", Outcome: OutcomeHeld},
+		{Address: "d", Outcome: OutcomeTimeout, Err: os.ErrDeadlineExceeded},
+	}}
+	unwrapped := err.Unwrap()
+	require.Len(t, unwrapped, 2)
+	assert.Same(t, &err.Nodes[1], unwrapped[0])
+	assert.Same(t, &err.Nodes[3], unwrapped[1])
+	assert.Empty(t, (&QuorumError{}).Unwrap())
+}
+
+func TestQuorumErrorMessage(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *QuorumError
+		want string
+	}{
+		{
+			name: "lock",
+			err: &QuorumError{Operation: OperationLock, Key: "orders:1", Got: 2, Need: 3, Nodes: []NodeError{
+				{Address: "127.0.0.1:1", Outcome: OutcomeHeld, Latency: time.Millisecond},
+				{Address: "127.0.0.1:2", Outcome: OutcomeTimeout, Err: os.ErrDeadlineExceeded, Latency: 50*time.Millisecond + 123456},
+				{Address: "127.0.0.1:3", Outcome: OutcomeAcquired},
+				{Address: "127.0.0.1:4", Outcome: OutcomeAcquired},
+				{Address: "127.0.0.1:5", Outcome: OutcomeMissing},
+			}},
+			want: `redlock: lock "orders:1" not acquired: 2 of 5 nodes, need 3 (127.0.0.1:1: held by another; 127.0.0.1:2: timeout after 50.123ms; 127.0.0.1:5: missing or expired)`,
+		},
+		{
+			name: "extend unreachable",
+			err: &QuorumError{Operation: OperationExtend, Key: "a\"b", Got: 1, Need: 2, Unreachable: true, Nodes: []NodeError{
+				{Address: "n1", Outcome: OutcomeAcquired},
+				{Address: "n2", Outcome: OutcomeError, Err: &testServerError{message: "LOADING Redis is loading the dataset in memory"}},
+				{Address: "n3", Outcome: OutcomeNotSent, Err: errors.New("conn: not connected")},
+			}},
+			want: `redlock: lock "a\"b" not extended: 1 of 3 nodes, need 2, quorum unreachable (n2: LOADING Redis is loading the dataset in memory; n3: not sent: conn: not connected)`,
+		},
+		{
+			name: "unlock without details",
+			err:  &QuorumError{Operation: OperationUnlock, Key: "k", Got: 1, Need: 1, Nodes: []NodeError{{Address: "n1", Outcome: OutcomeAcquired}}},
+			want: `redlock: lock "k" not released: 1 of 1 nodes, need 1`,
+		},
+		{
+			name: "resume with an error outcome and no error",
+			err:  &QuorumError{Operation: OperationResume, Key: "k", Need: 1, Nodes: []NodeError{{Address: "n1", Outcome: OutcomeError}, {Address: "n2", Outcome: OutcomeNotSent}}},
+			want: `redlock: lock "k" not resumed: 0 of 2 nodes, need 1 (n1: error; n2: not sent)`,
+		},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			assert.Equal(t, test.want, test.err.Error())
+		})
+	}
+}
+
+func TestNodeErrorMessage(t *testing.T) {
+	err := &NodeError{Address: "10.0.0.1:6379", Outcome: OutcomeTimeout, Err: os.ErrDeadlineExceeded, Latency: 50 * time.Millisecond}
+	assert.Equal(t, "redlock: node 10.0.0.1:6379: timeout after 50ms", err.Error())
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+
+	confirmed := &NodeError{Address: "n", Outcome: OutcomeAcquired}
+	assert.Equal(t, "redlock: node n: confirmed", confirmed.Error())
+	assert.NoError(t, confirmed.Unwrap())
+}
+
+func TestOperationAndOutcomeNames(t *testing.T) {
+	tests := []struct {
+		name string
+		got  fmt.Stringer
+		want string
+	}{
+		{name: "lock", got: OperationLock, want: "lock"},
+		{name: "extend", got: OperationExtend, want: "extend"},
+		{name: "unlock", got: OperationUnlock, want: "unlock"},
+		{name: "resume", got: OperationResume, want: "resume"},
+		{name: "unknown operation", got: Operation(9), want: "Operation(9)"},
+		{name: "acquired", got: OutcomeAcquired, want: "acquired"},
+		{name: "held", got: OutcomeHeld, want: "held"},
+		{name: "missing", got: OutcomeMissing, want: "missing"},
+		{name: "error", got: OutcomeError, want: "error"},
+		{name: "timeout", got: OutcomeTimeout, want: "timeout"},
+		{name: "not sent", got: OutcomeNotSent, want: "not sent"},
+		{name: "unknown outcome", got: Outcome(42), want: "Outcome(42)"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			assert.Equal(t, test.want, test.got.String())
+		})
+	}
+	assert.Equal(t, `redlock: lock "k" Operation(9) failed: 0 of 0 nodes, need 1`, (&QuorumError{Operation: 9, Key: "k", Need: 1}).Error())
+}
+
+func TestConfigErrorCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		code string
+		want bool
+	}{
+		{name: "noauth", code: "NOAUTH", want: true},
+		{name: "wrongpass", code: "WRONGPASS", want: true},
+		{name: "noperm", code: "NOPERM", want: true},
+		{name: "wrongtype", code: "WRONGTYPE", want: true},
+		{name: "readonly", code: "READONLY", want: true},
+		{name: "moved", code: "MOVED", want: true},
+		{name: "ask", code: "ASK", want: true},
+		{name: "clusterdown", code: "CLUSTERDOWN", want: true},
+		{name: "loading is passing", code: "LOADING", want: false},
+		{name: "busy is passing", code: "BUSY", want: false},
+		{name: "oom is passing", code: "OOM", want: false},
+		{name: "noscript is handled by the transport", code: "NOSCRIPT", want: false},
+		{name: "generic error", code: "ERR", want: false},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			assert.Equal(t, test.want, isConfigErrorCode(test.code))
+		})
+	}
+}

@@ -1,0 +1,375 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// ErrNotHeld is returned by Unlock and Extend on a Mutex that is not held.
+var ErrNotHeld = errors.New("redlock: mutex not held")
+
+// errHeldLocally is returned by TryLock while another goroutine of this
+// process holds the Mutex or is acquiring it.
+var errHeldLocally = fmt.Errorf("%w: held by another goroutine of this process", ErrNotAcquired)
+
+// errMaxHold is returned by Extend when the hold has lasted
+// MutexOptions.MaxHold.
+var errMaxHold = fmt.Errorf("%w: the hold reached MutexOptions.MaxHold", ErrLockLost)
+
+// closedChannel is what Done returns when there is no hold.
+var closedChannel = func() chan struct{} {
+	channel := make(chan struct{})
+	close(channel)
+	return channel
+}()
+
+// Mutex is a lock on one resource (or several, with MutexOptions.Keys)
+// across the Client's nodes. It is reusable: lock, unlock, lock again,
+// without allocating.
+//
+// A Mutex is safe for concurrent use. Within one process it behaves like a
+// sync.Mutex: a goroutine that calls Lock while another goroutine holds the
+// Mutex waits locally, without network traffic, and gets its chance when
+// the Mutex is unlocked. Unlock may be called by another goroutine than
+// the one that locked.
+type Mutex struct {
+	client  *Client
+	key     string
+	keys    []string // key, then MutexOptions.Keys
+	options MutexOptions
+	err     error // why the options are not valid, or nil
+	ttl     int64 // milliseconds
+
+	// turn holds one token while a goroutine of this process holds the
+	// Mutex or is acquiring it.
+	turn chan struct{}
+
+	// The fields below belong to the goroutine that has the turn.
+	round      *mux.Round
+	tally      tally
+	retryTimer *time.Timer
+	tokenBytes [MaxTokenLength]byte
+	tokenSize  int
+
+	// mu guards the state of the hold, which any goroutine may read.
+	mu       sync.Mutex
+	held     bool
+	lost     bool      // the hold ended before Unlock; Done is closed
+	token    []byte    // tokenBytes[:tokenSize] while held
+	acquired time.Time // the start of the acquisition round of the hold
+	until    time.Time // the end of the hold's validity
+	done     chan struct{}
+	expiry   *time.Timer // closes done when the validity ends
+}
+
+func newMutex(c *Client, key string, options MutexOptions) *Mutex {
+	m := &Mutex{client: c, key: key, turn: make(chan struct{}, 1)}
+	m.options, m.err = options.withDefaults(c.options)
+	if m.err == nil {
+		m.err = checkKeys(key, m.options.Keys)
+	}
+	if m.err != nil {
+		return m
+	}
+	m.keys = append([]string{key}, m.options.Keys...)
+	m.ttl = m.options.TTL.Milliseconds()
+	m.round = c.group.NewRound()
+	m.tally.nodes = make([]nodeOutcome, c.group.Len())
+	m.tally.keys = len(m.keys)
+	return m
+}
+
+// Key returns the Mutex's key.
+func (m *Mutex) Key() string { return m.key }
+
+// Lock acquires the lock, retrying after a random delay in the retry range
+// until it succeeds, MutexOptions.MaxTries attempts have failed, or ctx is
+// done. It fails at once with an error matching ErrQuorumUnreachable when
+// so many nodes are down or misconfigured that no attempt can succeed.
+//
+// A failure matches ErrNotAcquired, or the context's error when ctx ended;
+// errors.As with a *QuorumError gives each node's outcome in the last
+// attempt.
+func (m *Mutex) Lock(ctx context.Context) error {
+	if m.err != nil {
+		return m.err
+	}
+	if err := m.takeTurn(ctx); err != nil {
+		return err
+	}
+	err := m.acquireWithRetries(ctx)
+	if err != nil {
+		m.giveTurn()
+	}
+	return err
+}
+
+// TryLock makes one attempt to acquire the lock. It fails with an error
+// matching ErrNotAcquired when the lock is held by another client, by
+// another goroutine of this process, or when no quorum of nodes agreed.
+func (m *Mutex) TryLock(ctx context.Context) error {
+	if m.err != nil {
+		return m.err
+	}
+	select {
+	case m.turn <- struct{}{}:
+	default:
+		return errHeldLocally
+	}
+	elapsed, err := m.attempt(ctx)
+	if err == nil {
+		return nil
+	}
+	m.giveTurn()
+	if err != errAttemptFailed {
+		return err
+	}
+	return m.tally.quorumError(m.key, m.client.addresses, elapsed)
+}
+
+// takeTurn waits until no other goroutine of this process holds the Mutex.
+func (m *Mutex) takeTurn(ctx context.Context) error {
+	select {
+	case m.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case m.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("redlock: lock %q: waiting for another goroutine of this process: %w", m.key, context.Cause(ctx))
+	}
+}
+
+func (m *Mutex) giveTurn() { <-m.turn }
+
+// errAttemptFailed reports that an attempt ran and did not win a quorum;
+// the details are in the Mutex's tally.
+var errAttemptFailed = errors.New("redlock: attempt failed")
+
+func (m *Mutex) acquireWithRetries(ctx context.Context) error {
+	reconnected := false
+	for attempt := 1; ; attempt++ {
+		elapsed, err := m.attempt(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case err != errAttemptFailed:
+			return err
+		}
+		failure := func() error { return m.tally.quorumError(m.key, m.client.addresses, elapsed) }
+		if m.tally.unreachable() {
+			// Nodes that are down were being dialled again: give them one
+			// chance to come back before saying the quorum is out of reach.
+			if reconnected {
+				return failure()
+			}
+			reconnected = true
+			m.client.group.Connect(ctx)
+			continue
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), failure())
+		}
+		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
+			return failure()
+		}
+		if err := m.sleep(ctx, m.retryDelay()); err != nil {
+			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure())
+		}
+	}
+}
+
+// retryDelay draws the delay before the next attempt uniformly from the
+// retry range, so that competing clients fall out of step.
+func (m *Mutex) retryDelay() time.Duration {
+	low, high := m.options.RetryDelayMin, m.options.RetryDelayMax
+	if high <= low {
+		return low
+	}
+	return low + rand.N(high-low+1)
+}
+
+// sleep waits for d or until ctx is done, on a timer the Mutex reuses.
+func (m *Mutex) sleep(ctx context.Context, d time.Duration) error {
+	if m.retryTimer == nil {
+		m.retryTimer = time.NewTimer(d)
+	} else {
+		m.retryTimer.Reset(d)
+	}
+	select {
+	case <-m.retryTimer.C:
+		return nil
+	case <-ctx.Done():
+		m.retryTimer.Stop()
+		return context.Cause(ctx)
+	}
+}
+
+// roundDeadline is when the nodes' replies are due: one node timeout from
+// now, or the context's deadline if that is earlier.
+func (m *Mutex) roundDeadline(ctx context.Context) time.Time {
+	deadline := time.Now().Add(m.client.options.NodeTimeout)
+	if contextDeadline, ok := ctx.Deadline(); ok && contextDeadline.Before(deadline) {
+		return contextDeadline
+	}
+	return deadline
+}
+
+// attempt runs one acquisition round. On success the Mutex is held. On
+// failure it sends the release to every node that may have set the key and
+// returns errAttemptFailed, with the details in m.tally.
+func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
+	c := m.client
+	if err := c.misconfigured(); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("redlock: lock %q: %w", m.key, context.Cause(ctx))
+	}
+	if err := m.newToken(); err != nil {
+		return 0, err
+	}
+	m.buildAcquire()
+	m.tally.reset(OperationLock, c.need)
+	clock := c.options.Clock
+	start := clock.Now()
+	c.group.Send(m.round, m.roundDeadline(ctx))
+	c.group.Wait(m.round, &m.tally)
+	end := clock.Now()
+	elapsed := end.Sub(start)
+	remaining := validity(m.options.TTL, elapsed, c.options.DriftFactor)
+	acquired := m.tally.got >= c.need && remaining > 0
+	c.stats.recordAcquire(elapsed, acquired)
+	m.reportNodeErrors()
+	if acquired {
+		m.mu.Lock()
+		m.held, m.token, m.acquired, m.until = true, m.tokenBytes[:m.tokenSize], start, end.Add(remaining)
+		m.mu.Unlock()
+		if observer := c.options.Observer; observer != nil {
+			observer.OnAcquire(AcquireEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed, Validity: remaining})
+		}
+		return elapsed, nil
+	}
+	m.releaseAfterFailure(ctx)
+	if observer := c.options.Observer; observer != nil {
+		observer.OnAcquire(AcquireEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed,
+			Err: m.tally.quorumError(m.key, c.addresses, elapsed)})
+	}
+	return elapsed, errAttemptFailed
+}
+
+// newToken picks the token of the next hold: MutexOptions.Token when set,
+// otherwise a new random one.
+func (m *Mutex) newToken() error {
+	if m.options.Token != "" {
+		m.tokenSize = copy(m.tokenBytes[:], m.options.Token)
+		return nil
+	}
+	var random [tokenLength]byte
+	if err := newToken(&random); err != nil {
+		return err
+	}
+	m.tokenSize = copy(m.tokenBytes[:], random[:])
+	return nil
+}
+
+// buildAcquire writes the acquisition command into the round: SET key token
+// NX PX ttl for one key, the all-or-nothing script for several.
+func (m *Mutex) buildAcquire() {
+	call := &m.round.Calls[0]
+	token := m.tokenBytes[:m.tokenSize]
+	if len(m.keys) == 1 {
+		call.Reset()
+		call.Command = resp.AppendArrayHeader(call.Command, 6)
+		call.Command = resp.AppendBulkString(call.Command, "SET")
+		call.Command = resp.AppendBulkString(call.Command, m.key)
+		call.Command = resp.AppendBulk(call.Command, token)
+		call.Command = resp.AppendBulkString(call.Command, "NX")
+		call.Command = resp.AppendBulkString(call.Command, "PX")
+		call.Command = resp.AppendBulkInt(call.Command, m.ttl)
+	} else {
+		m.buildScript(call, acquireMultiLua, m.ttl)
+	}
+	m.round.SetAll()
+}
+
+// releaseAfterFailure sends the release to every node that may hold the key
+// after a failed attempt, without waiting for the replies: a node whose
+// SET timed out may still apply it, and the release, queued behind it on
+// the same connection, removes it.
+func (m *Mutex) releaseAfterFailure(ctx context.Context) {
+	needed := false
+	for i := range m.round.Calls {
+		if m.tally.mayHoldKey(i) {
+			needed = true
+		}
+	}
+	if !needed {
+		return
+	}
+	// EVAL rather than EVALSHA: nobody awaits these replies, so a NOSCRIPT
+	// could not be answered with the fallback.
+	m.buildScript(&m.round.Calls[0], nil, -1)
+	m.round.SetAll()
+	for i := range m.round.Calls {
+		if !m.tally.mayHoldKey(i) {
+			m.round.Calls[i].Reset()
+		}
+	}
+	m.client.group.Send(m.round, m.roundDeadline(context.WithoutCancel(ctx)))
+	m.client.group.Discard(m.round)
+}
+
+// buildScript writes "EVALSHA script keys… token [ttl]" into call; a
+// negative ttl leaves the TTL argument out. A nil script means the release
+// script sent with EVAL.
+func (m *Mutex) buildScript(call *conn.Call, script *conn.Script, ttl int64) {
+	arguments := 1
+	if ttl >= 0 {
+		arguments = 2
+	}
+	if script == nil {
+		call.SetEval(releaseLua, len(m.keys), arguments)
+	} else {
+		call.SetScript(script, len(m.keys), arguments)
+	}
+	for _, key := range m.keys {
+		call.Command = resp.AppendBulkString(call.Command, key)
+	}
+	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
+	if ttl >= 0 {
+		call.Command = resp.AppendBulkInt(call.Command, ttl)
+	}
+}
+
+// reportNodeErrors counts the failed nodes of the last round and tells the
+// observer about them.
+func (m *Mutex) reportNodeErrors() {
+	if m.tally.failed == 0 {
+		return
+	}
+	observer := m.client.options.Observer
+	for i, node := range m.tally.nodes {
+		switch node.outcome {
+		case OutcomeError, OutcomeTimeout, OutcomeNotSent:
+			if node.err == errNotAwaited {
+				continue
+			}
+			m.client.stats.recordNodeError(node.outcome)
+			if observer != nil {
+				observer.OnNodeError(NodeErrorEvent{Key: m.key, Operation: m.tally.operation, Address: m.client.addresses[i],
+					Outcome: node.outcome, Latency: node.latency, Err: node.err})
+			}
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+func TestLockUnlockOnEveryNode(t *testing.T) {
+	for _, n := range []int{1, 3, 5} {
+		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
+			client := startCluster(t, n, redistest.Options{}).client(t, Options{})
+			m := client.NewMutex("orders:1", MutexOptions{TTL: 10 * time.Second})
+			before := time.Now()
+			require.NoError(t, m.Lock(context.Background()))
+			after := time.Now()
+
+			token := m.Token()
+			assert.Len(t, token, 40)
+			assert.Equal(t, repeat(token, n), client.values(t, "orders:1"))
+			pttl := client.do(t, 0, "PTTL", "orders:1").Int
+			assert.InDelta(t, 10000, pttl, 1000, "the key carries the TTL")
+			drift := 10*time.Second/100 + 2*time.Millisecond
+			assert.False(t, m.Until().After(after.Add(10*time.Second-drift)), "validity ends at most ttl − drift after the start")
+			assert.True(t, m.Until().After(before.Add(10*time.Second-drift-time.Second)))
+
+			require.NoError(t, m.Unlock(context.Background()))
+			assert.Equal(t, repeat("", n), client.values(t, "orders:1"), "unlock removes the key everywhere")
+			assert.Empty(t, m.Token())
+			assert.True(t, m.Until().IsZero())
+			assert.ErrorIs(t, m.Unlock(context.Background()), ErrNotHeld)
+
+			require.NoError(t, m.Lock(context.Background()), "a Mutex is reusable")
+			assert.NotEqual(t, token, m.Token(), "each hold has its own token")
+			require.NoError(t, m.Unlock(context.Background()))
+		})
+	}
+}
+
+func TestTryLockHeldByAnotherIsOneRoundTrip(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	holder := nodes.client(t, Options{})
+	contender := nodes.client(t, Options{})
+	held := holder.NewMutex("k", MutexOptions{})
+	require.NoError(t, held.Lock(context.Background()))
+
+	scriptsBefore := make([]int, 3)
+	for i := range scriptsBefore {
+		scriptsBefore[i] = holder.commandCalls(t, i, "evalsha")
+	}
+	m := contender.NewMutex("k", MutexOptions{})
+	err := m.TryLock(context.Background())
+	require.ErrorIs(t, err, ErrNotAcquired)
+	assert.NotErrorIs(t, err, ErrQuorumUnreachable)
+	var quorumError *QuorumError
+	require.ErrorAs(t, err, &quorumError)
+	assert.Equal(t, 0, quorumError.Got)
+	assert.Equal(t, 2, quorumError.Need)
+	assert.Equal(t, OutcomeHeld, quorumError.Nodes[0].Outcome)
+	assert.Equal(t, repeat(OutcomeHeld, 3), []Outcome{quorumError.Nodes[0].Outcome, quorumError.Nodes[1].Outcome, quorumError.Nodes[2].Outcome})
+	for i := range scriptsBefore {
+		assert.Equal(t, scriptsBefore[i], holder.commandCalls(t, i, "evalsha"), "node %d: a definite refusal needs no release", i)
+	}
+	assert.Equal(t, repeat(held.Token(), 3), holder.values(t, "k"), "the holder's keys are untouched")
+}
+
+func TestLocalWaitersDoNotTouchTheNetwork(t *testing.T) {
+	client := startCluster(t, 1, redistest.Options{}).client(t, Options{})
+	m := client.NewMutex("k", MutexOptions{})
+	require.NoError(t, m.Lock(context.Background()))
+	attempts := client.Stats().LockAttempts
+
+	assert.ErrorIs(t, m.TryLock(context.Background()), ErrNotAcquired)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, m.Lock(ctx), context.Canceled)
+	assert.Equal(t, attempts, client.Stats().LockAttempts, "local waiters made no attempt")
+
+	locked := make(chan error)
+	go func() { locked <- m.Lock(context.Background()) }()
+	require.NoError(t, m.Unlock(context.Background()))
+	require.NoError(t, <-locked, "the waiter gets the Mutex once it is unlocked")
+	assert.Equal(t, attempts+1, client.Stats().LockAttempts, "the waiter made exactly one attempt")
+	require.NoError(t, m.Unlock(context.Background()))
+}
+
+func TestQuorumSurvivesAMinorityDown(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 5, redistest.Options{})
+	client := nodes.client(t, Options{})
+	nodes.servers[0].Kill9()
+	nodes.servers[1].Kill9()
+
+	m := client.NewMutex("k", MutexOptions{})
+	require.NoError(t, m.Lock(context.Background()))
+	require.NoError(t, m.Extend(context.Background()))
+	require.NoError(t, m.Unlock(context.Background()))
+	assert.Equal(t, uint64(0), client.Stats().NotAcquired)
+}
+
+func TestQuorumUnreachableIsReportedAtOnce(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	client := nodes.client(t, Options{})
+	nodes.servers[0].Kill9()
+	nodes.servers[1].Kill9()
+
+	m := client.NewMutex("k", MutexOptions{})
+	// Without the early answer Lock would retry until this context ends.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	err := m.Lock(ctx)
+	require.ErrorIs(t, err, ErrQuorumUnreachable)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	assert.NoError(t, ctx.Err())
+	var quorumError *QuorumError
+	require.ErrorAs(t, err, &quorumError)
+	assert.True(t, quorumError.Unreachable)
+	assert.Contains(t, err.Error(), nodes.addresses[0], "the error names the nodes")
+}
+
+func TestConcurrentHoldersNeverOverlap(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	const workers, rounds = 6, 30
+	clients := make([]*Client, workers)
+	for i := range clients {
+		clients[i] = nodes.client(t, Options{RetryDelayMin: time.Millisecond, RetryDelayMax: 3 * time.Millisecond})
+	}
+	var inside, overlaps, acquisitions int64
+	var guard = make(chan struct{}, 1)
+	enter := func() {
+		select {
+		case guard <- struct{}{}:
+		default:
+			overlaps++
+		}
+	}
+	done := make(chan error, workers)
+	for _, client := range clients {
+		go func() {
+			m := client.NewMutex("shared", MutexOptions{TTL: 5 * time.Second})
+			for range rounds {
+				if err := m.Lock(context.Background()); err != nil {
+					done <- err
+					return
+				}
+				enter()
+				inside++
+				acquisitions++
+				inside--
+				<-guard
+				if err := m.Unlock(context.Background()); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-done)
+	}
+	assert.Zero(t, overlaps)
+	assert.Equal(t, int64(workers*rounds), acquisitions)
+}
+
+func TestDoRunsUnderTheLock(t *testing.T) {
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
+	var seen []string
+	err := client.Do(context.Background(), "job", MutexOptions{}, func(ctx context.Context) error {
+		seen = client.values(t, "job")
+		deadline, ok := ctx.Deadline()
+		assert.True(t, ok, "the context ends with the hold")
+		assert.True(t, deadline.After(time.Now()))
+		return errors.New("work failed")
+	})
+	require.EqualError(t, err, "work failed")
+	assert.Len(t, seen[0], 40)
+	assert.Equal(t, repeat(seen[0], 3), seen)
+	assert.Equal(t, repeat("", 3), client.values(t, "job"), "Do unlocks")
+}
+
+func TestInvalidOptionsAreReportedByEveryMethod(t *testing.T) {
+	client := startCluster(t, 1, redistest.Options{}).client(t, Options{})
+	m := client.NewMutex("k", MutexOptions{TTL: time.Millisecond})
+	assert.ErrorIs(t, m.Lock(context.Background()), ErrInvalidOptions)
+	assert.ErrorIs(t, m.TryLock(context.Background()), ErrInvalidOptions)
+	assert.ErrorIs(t, m.Extend(context.Background()), ErrInvalidOptions)
+	assert.ErrorIs(t, m.Unlock(context.Background()), ErrInvalidOptions)
+	_, err := New(nil, Options{})
+	assert.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = New([]string{"ftp://x"}, Options{})
+	assert.ErrorIs(t, err, ErrInvalidOptions)
+}
+
+func TestClosedClient(t *testing.T) {
+	client := startCluster(t, 1, redistest.Options{}).client(t, Options{})
+	m := client.NewMutex("k", MutexOptions{})
+	require.NoError(t, m.Lock(context.Background()))
+	require.NoError(t, client.Close())
+	assert.ErrorIs(t, m.Unlock(context.Background()), ErrClosed)
+	assert.ErrorIs(t, m.TryLock(context.Background()), ErrClosed)
+}

@@ -1,0 +1,300 @@
+package redlock
+
+import (
+	"crypto/tls"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Defaults of Options. A zero field of Options means its default.
+const (
+	// DefaultDialTimeout bounds one dial to a node with its handshake.
+	DefaultDialTimeout = 2 * time.Second
+	// DefaultNodeTimeout bounds the wait for one node's reply within a
+	// round.
+	DefaultNodeTimeout = 50 * time.Millisecond
+	// DefaultDriftFactor is the fraction of the TTL allowed for clock drift
+	// between the client and the nodes.
+	DefaultDriftFactor = 0.01
+	// DefaultRetryDelayMin and DefaultRetryDelayMax bound the random delay
+	// between two acquisition attempts.
+	DefaultRetryDelayMin = 10 * time.Millisecond
+	DefaultRetryDelayMax = 60 * time.Millisecond
+	// DefaultClientName is the connection name the nodes show in CLIENT
+	// LIST.
+	DefaultClientName = "lockmux"
+)
+
+// Values of Options.Protocol.
+const (
+	// ProtocolAuto asks for RESP3 and falls back to RESP2.
+	ProtocolAuto = 0
+	// ProtocolRESP2 speaks RESP2 only.
+	ProtocolRESP2 = 2
+	// ProtocolRESP3 requires RESP3: a node without it is an error.
+	ProtocolRESP3 = 3
+)
+
+// Defaults and limits of MutexOptions. A zero field of MutexOptions means
+// its default.
+const (
+	// DefaultTTL is how long a lock key lives on a node unless extended.
+	DefaultTTL = 10 * time.Second
+	// MinTTL is the shortest TTL accepted.
+	MinTTL = 10 * time.Millisecond
+	// DefaultMaxHold bounds how long one hold may last through extensions.
+	DefaultMaxHold = time.Hour
+)
+
+// Options configures a Client. The zero value is usable: every zero field
+// means its default.
+type Options struct {
+	// Username and Password authenticate every connection. They override
+	// the user information of the addresses. Empty means none.
+	Username, Password string
+
+	// TLSConfig is used for rediss:// addresses. Nil means a default
+	// configuration that verifies the server against the system roots.
+	TLSConfig *tls.Config
+
+	// DialTimeout bounds one dial to a node with its handshake. Zero means
+	// DefaultDialTimeout (2 s); negative is invalid.
+	DialTimeout time.Duration
+
+	// NodeTimeout bounds the wait for one node's reply within a round. It
+	// should be small compared to the TTL, because a round that waits for a
+	// slow node spends the validity of the hold. Zero means
+	// DefaultNodeTimeout (50 ms); negative is invalid.
+	NodeTimeout time.Duration
+
+	// DriftFactor is the fraction of the TTL allowed for the clock drift
+	// between the client and the nodes: the validity of a hold is ttl −
+	// elapsed − (ttl·DriftFactor + 2 ms). Zero means DefaultDriftFactor
+	// (0.01); it must be finite, not negative and below 1.
+	DriftFactor float64
+
+	// RetryDelayMin and RetryDelayMax bound the delay between two
+	// acquisition attempts of a blocked Lock, drawn uniformly at random in
+	// between so that competing clients fall out of step. Zero means
+	// DefaultRetryDelayMin (10 ms) and DefaultRetryDelayMax (60 ms). When
+	// only one bound is set and it falls outside the default range, the other
+	// bound takes its value. Negative values, or a minimum above the maximum,
+	// are invalid. A MutexOptions may override both.
+	RetryDelayMin, RetryDelayMax time.Duration
+
+	// Observer is told of acquisitions, releases, extensions, losses and
+	// node errors. Nil means none, at no cost.
+	Observer Observer
+
+	// Protocol selects the RESP version: ProtocolAuto (0, RESP3 with a
+	// fallback to RESP2), ProtocolRESP2 or ProtocolRESP3. Other values are
+	// invalid.
+	Protocol int
+
+	// ClientName is sent with CLIENT SETNAME, so that the connections are
+	// recognised in CLIENT LIST. Zero means DefaultClientName ("lockmux").
+	// It must consist of printable ASCII characters other than space.
+	ClientName string
+
+	// Clock tells the time for all elapsed-time and validity computations.
+	// Nil means the real clock (time.Now, with its monotonic reading); tests
+	// set a Clock to move time by hand.
+	Clock Clock
+}
+
+// MutexOptions configures one Mutex. The zero value is usable: every zero
+// field means its default.
+type MutexOptions struct {
+	// TTL is how long the lock keys live on the nodes unless extended, and
+	// the upper bound of a hold's validity. It is rounded down to a whole
+	// millisecond, the resolution of the nodes. Zero means DefaultTTL
+	// (10 s). It must be at least MinTTL (10 ms) and exceed the drift
+	// allowance (TTL·DriftFactor + 2 ms), so that a validity can be positive.
+	TTL time.Duration
+
+	// RetryDelayMin and RetryDelayMax override the Client's retry delay
+	// range for this Mutex. Zero means the Client's values; the rules of
+	// Options.RetryDelayMin apply.
+	RetryDelayMin, RetryDelayMax time.Duration
+
+	// MaxTries bounds the acquisition attempts of one Lock. Zero means no
+	// bound: Lock tries until it acquires or its context is done. Negative
+	// is invalid.
+	MaxTries int
+
+	// AutoExtend renews the hold in the background, at about a third of the
+	// TTL, until it is released, lost, or has lasted MaxHold.
+	AutoExtend bool
+
+	// MaxHold bounds the length of one hold: no extension, automatic or
+	// explicit, moves its expiry beyond the moment it was acquired plus
+	// MaxHold, so that a stuck holder cannot keep a resource forever. Zero
+	// means DefaultMaxHold (1 hour); it must not be negative or shorter than
+	// TTL. Set it to a very large value to renew without bound.
+	MaxHold time.Duration
+
+	// Fencing makes each acquisition also return a fencing token: a number
+	// that strictly increases with every acquisition of the resource, which
+	// the resource can check to reject the writes of a holder that lost the
+	// lock. It costs a second round trip per acquisition and needs nodes
+	// with persistence (see the package documentation, # Safety).
+	Fencing bool
+
+	// Token resumes a hold taken earlier, by this process or another: the
+	// Mutex uses this value instead of a new random token and re-validates
+	// it on a quorum before it reports the hold. Empty means a new random
+	// token for each acquisition. When set, it must be at most
+	// MaxTokenLength bytes of printable ASCII characters other than space.
+	Token string
+
+	// Keys are extra keys for a lock over several resources at once. A node
+	// votes for the lock only if it set every key, the Mutex's own key
+	// included. Keys must not be empty and must not repeat each other or
+	// the Mutex's key.
+	Keys []string
+}
+
+// withDefaults returns o with every zero field set to its default, or an
+// error wrapping ErrInvalidOptions that names the first invalid field.
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.DialTimeout < 0:
+		return o, invalidOption("Options.DialTimeout", o.DialTimeout, "is negative")
+	case o.NodeTimeout < 0:
+		return o, invalidOption("Options.NodeTimeout", o.NodeTimeout, "is negative")
+	case math.IsNaN(o.DriftFactor) || math.IsInf(o.DriftFactor, 0) || o.DriftFactor < 0 || o.DriftFactor >= 1:
+		return o, invalidOption("Options.DriftFactor", o.DriftFactor, "is not in [0, 1)")
+	case o.Protocol != ProtocolAuto && o.Protocol != ProtocolRESP2 && o.Protocol != ProtocolRESP3:
+		return o, invalidOption("Options.Protocol", o.Protocol, "is not 0, 2 or 3")
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.NodeTimeout == 0 {
+		o.NodeTimeout = DefaultNodeTimeout
+	}
+	if o.DriftFactor == 0 {
+		o.DriftFactor = DefaultDriftFactor
+	}
+	var err error
+	o.RetryDelayMin, o.RetryDelayMax, err = retryDelays("Options", o.RetryDelayMin, o.RetryDelayMax, DefaultRetryDelayMin, DefaultRetryDelayMax)
+	if err != nil {
+		return o, err
+	}
+	if o.ClientName == "" {
+		o.ClientName = DefaultClientName
+	}
+	for i := 0; i < len(o.ClientName); i++ {
+		if o.ClientName[i] <= ' ' || o.ClientName[i] > '~' {
+			return o, invalidOption("Options.ClientName", o.ClientName, "holds a space or a character that is not printable ASCII")
+		}
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	return o, nil
+}
+
+// withDefaults returns o with every zero field set to its default, taking
+// the retry delays from client, or an error wrapping ErrInvalidOptions that
+// names the first invalid field. client must be the result of
+// Options.withDefaults. The returned Keys slice is a copy.
+func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
+	switch {
+	case o.TTL < 0:
+		return o, invalidOption("MutexOptions.TTL", o.TTL, "is negative")
+	case o.MaxTries < 0:
+		return o, invalidOption("MutexOptions.MaxTries", o.MaxTries, "is negative")
+	case o.MaxHold < 0:
+		return o, invalidOption("MutexOptions.MaxHold", o.MaxHold, "is negative")
+	}
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	o.TTL = o.TTL.Truncate(time.Millisecond)
+	switch {
+	case o.TTL < MinTTL:
+		return o, invalidOption("MutexOptions.TTL", o.TTL, "is below MinTTL ("+MinTTL.String()+")")
+	case validity(o.TTL, 0, client.DriftFactor) <= 0:
+		return o, invalidOption("MutexOptions.TTL", o.TTL, "does not exceed the drift allowance ("+drift(o.TTL, client.DriftFactor).String()+")")
+	}
+	if o.MaxHold == 0 {
+		o.MaxHold = max(DefaultMaxHold, o.TTL)
+	}
+	if o.MaxHold < o.TTL {
+		return o, invalidOption("MutexOptions.MaxHold", o.MaxHold, "is shorter than TTL ("+o.TTL.String()+")")
+	}
+	var err error
+	o.RetryDelayMin, o.RetryDelayMax, err = retryDelays("MutexOptions", o.RetryDelayMin, o.RetryDelayMax, client.RetryDelayMin, client.RetryDelayMax)
+	if err != nil {
+		return o, err
+	}
+	if o.Token != "" && !validToken(o.Token) {
+		// The token is not quoted: whoever knows it can release the lock.
+		return o, fmt.Errorf("%w: MutexOptions.Token of %d bytes is longer than MaxTokenLength or holds a space or a character that is not printable ASCII", ErrInvalidOptions, len(o.Token))
+	}
+	if len(o.Keys) > 0 {
+		for i, key := range o.Keys {
+			if key == "" {
+				return o, fmt.Errorf("%w: MutexOptions.Keys[%d] is empty", ErrInvalidOptions, i)
+			}
+			for j := range i {
+				if o.Keys[j] == key {
+					return o, fmt.Errorf("%w: MutexOptions.Keys[%d] %q repeats Keys[%d]", ErrInvalidOptions, i, key, j)
+				}
+			}
+		}
+		o.Keys = append([]string(nil), o.Keys...)
+	}
+	return o, nil
+}
+
+// checkKeys returns an error wrapping ErrInvalidOptions when a Mutex's key
+// is empty or appears among its extra keys. MutexOptions.withDefaults has
+// already checked the extra keys among themselves.
+func checkKeys(key string, extra []string) error {
+	if key == "" {
+		return fmt.Errorf("%w: the key is empty", ErrInvalidOptions)
+	}
+	for i, other := range extra {
+		if other == key {
+			return fmt.Errorf("%w: MutexOptions.Keys[%d] repeats the key %q", ErrInvalidOptions, i, key)
+		}
+	}
+	return nil
+}
+
+// retryDelays applies the defaults to a retry delay range: a zero bound
+// takes its default, unless the other bound was set outside the default
+// range, in which case it takes the other bound's value. It rejects negative
+// bounds and a minimum above the maximum, naming the fields of owner.
+func retryDelays(owner string, minimum, maximum, defaultMinimum, defaultMaximum time.Duration) (time.Duration, time.Duration, error) {
+	switch {
+	case minimum < 0:
+		return minimum, maximum, invalidOption(owner+".RetryDelayMin", minimum, "is negative")
+	case maximum < 0:
+		return minimum, maximum, invalidOption(owner+".RetryDelayMax", maximum, "is negative")
+	}
+	switch {
+	case minimum == 0 && maximum == 0:
+		minimum, maximum = defaultMinimum, defaultMaximum
+	case minimum == 0:
+		minimum = min(defaultMinimum, maximum)
+	case maximum == 0:
+		maximum = max(defaultMaximum, minimum)
+	}
+	if minimum > maximum {
+		return minimum, maximum, fmt.Errorf("%w: %s.RetryDelayMin %v exceeds RetryDelayMax %v", ErrInvalidOptions, owner, minimum, maximum)
+	}
+	return minimum, maximum, nil
+}
+
+// invalidOption returns an error wrapping ErrInvalidOptions that names the
+// field and its value.
+func invalidOption(field string, value any, problem string) error {
+	if s, ok := value.(string); ok {
+		return fmt.Errorf("%w: %s %q %s", ErrInvalidOptions, field, s, problem)
+	}
+	return fmt.Errorf("%w: %s %v %s", ErrInvalidOptions, field, value, problem)
+}

@@ -1,0 +1,76 @@
+package redlock
+
+import _ "embed"
+
+// The Lua scripts run on the nodes. Each takes the lock keys as KEYS (the
+// Mutex's key first, then MutexOptions.Keys) and the token as ARGV[1]. They
+// use only GET, SET, DEL, PEXPIRE and PTTL on the keys they are given, so
+// they are safe to replicate and touch no undeclared key. None of them
+// catches errors: a key of the wrong type makes them fail with WRONGTYPE,
+// which the caller reports as ErrConfig.
+//
+// A single-key acquisition does not use a script: it is a plain
+// SET key token NX PX ttl.
+var (
+	// releaseScript deletes every key that holds the token (compare and
+	// delete). It returns the number of keys released: len(KEYS) means the
+	// node released the hold, 0 that it held none of it (missing, expired or
+	// another token); anything in between means the node held part of a
+	// multi-key hold.
+	//
+	//go:embed scripts/release.lua
+	releaseScript string
+
+	// extendScript sets the TTL ARGV[2] (milliseconds) on every key with
+	// PEXPIRE, all or nothing, if each key holds the token. It returns
+	// extendExtended, extendMissing or extendHeld.
+	//
+	//go:embed scripts/extend.lua
+	extendScript string
+
+	// acquireMultiScript sets every key with SET NX PX ARGV[2]
+	// (milliseconds), all or nothing: if a key already exists, it deletes
+	// the keys it set and returns acquireMultiRefused; otherwise
+	// acquireMultiAcquired. A key of the wrong type fails with WRONGTYPE
+	// after that clean-up.
+	//
+	//go:embed scripts/acquire_multi.lua
+	acquireMultiScript string
+
+	// checkScript tells whether every key holds the token, to resume a hold.
+	// It returns the smallest remaining TTL in milliseconds (≥ 0) when every
+	// key holds the token, otherwise checkHeld, checkMissing or
+	// checkPersistent, in that order of precedence.
+	//
+	//go:embed scripts/check.lua
+	checkScript string
+)
+
+// Replies of extendScript.
+const (
+	// extendExtended means every key held the token and was extended.
+	extendExtended = 1
+	// extendMissing means a key was missing or expired; nothing was changed.
+	extendMissing = 0
+	// extendHeld means a key holds another token; nothing was changed.
+	extendHeld = -1
+)
+
+// Replies of acquireMultiScript.
+const (
+	// acquireMultiAcquired means every key was set.
+	acquireMultiAcquired = 1
+	// acquireMultiRefused means a key already existed; no key was left set.
+	acquireMultiRefused = 0
+)
+
+// Replies of checkScript other than a remaining TTL.
+const (
+	// checkPersistent means every key holds the token but one has no TTL,
+	// which a lock key should never lack.
+	checkPersistent = -1
+	// checkMissing means a key is missing or expired.
+	checkMissing = -2
+	// checkHeld means a key holds another token.
+	checkHeld = -3
+)

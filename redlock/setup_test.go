@@ -1,0 +1,131 @@
+package redlock
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// cluster is a set of nodes started for one test.
+type cluster struct {
+	servers   []*redistest.Server
+	addresses []string
+}
+
+func startCluster(t testing.TB, n int, options redistest.Options) *cluster {
+	t.Helper()
+	c := &cluster{servers: redistest.StartN(t, n, options)}
+	for _, server := range c.servers {
+		c.addresses = append(c.addresses, server.Addr())
+	}
+	return c
+}
+
+// client returns a Client over the cluster, closed when the test ends.
+func (c *cluster) client(t testing.TB, options Options) *Client {
+	t.Helper()
+	client, err := New(c.addresses, options)
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+// do runs a command on node i through the client's own connection, so that
+// it is ordered after every command the client sent to that node.
+func (c *Client) do(t testing.TB, i int, arguments ...string) resp.Value {
+	t.Helper()
+	call := &conn.Call{Command: resp.AppendCommand(nil, arguments...)}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, c.group.Node(i).Do(ctx, call))
+	return call.Reply
+}
+
+// values returns the value of key on every node ("" where it is missing).
+func (c *Client) values(t testing.TB, key string) []string {
+	t.Helper()
+	values := make([]string, c.group.Len())
+	for i := range values {
+		values[i] = string(c.do(t, i, "GET", key).Str)
+	}
+	return values
+}
+
+// commandCalls returns how often node i ran a command, from INFO
+// commandstats.
+func (c *Client) commandCalls(t testing.TB, i int, command string) int {
+	t.Helper()
+	info := string(c.do(t, i, "INFO", "commandstats").Str)
+	for _, line := range strings.Split(info, "\n") {
+		if rest, found := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":calls="); found {
+			calls, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			return calls
+		}
+	}
+	return 0
+}
+
+// repeat returns a slice of n copies of value.
+func repeat[T any](value T, n int) []T {
+	values := make([]T, n)
+	for i := range values {
+		values[i] = value
+	}
+	return values
+}
+
+// stepClock is a Clock that moves forward by step at every reading, so that
+// every round appears to take step.
+type stepClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration
+}
+
+func newStepClock(step time.Duration) *stepClock { return &stepClock{now: time.Now(), step: step} }
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(c.step)
+	return c.now
+}
+
+func (c *stepClock) setStep(step time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.step = step
+}
+
+// recordingObserver keeps the events it is told of.
+type recordingObserver struct {
+	NopObserver
+	mu       sync.Mutex
+	acquires []AcquireEvent
+	onFailed func(attempt int) // called after each failed acquisition
+}
+
+func (o *recordingObserver) OnAcquire(event AcquireEvent) {
+	o.mu.Lock()
+	o.acquires = append(o.acquires, event)
+	failed := 0
+	for _, e := range o.acquires {
+		if e.Err != nil {
+			failed++
+		}
+	}
+	onFailed := o.onFailed
+	o.mu.Unlock()
+	if event.Err != nil && onFailed != nil {
+		onFailed(failed)
+	}
+}

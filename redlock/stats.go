@@ -1,0 +1,221 @@
+package redlock
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// HistogramBuckets is the number of buckets of a Histogram: 21 with a
+// finite upper bound, from 16 µs to about 16.8 s, each twice the one before,
+// and a last bucket for longer durations.
+const HistogramBuckets = 22
+
+// histogramFirstBound is the upper bound of a Histogram's first bucket.
+const histogramFirstBound = 16 * time.Microsecond
+
+// HistogramBounds returns the inclusive upper bound of each bucket of a
+// Histogram: 16 µs·2^i for bucket i below HistogramBuckets−1, and the
+// largest Duration for the last bucket, which stands for infinity. Bucket i
+// counts the durations d with bound(i−1) < d ≤ bound(i).
+func HistogramBounds() [HistogramBuckets]time.Duration {
+	var bounds [HistogramBuckets]time.Duration
+	for i := range HistogramBuckets - 1 {
+		bounds[i] = histogramFirstBound << i
+	}
+	bounds[HistogramBuckets-1] = math.MaxInt64
+	return bounds
+}
+
+// histogramBucket returns the index of the bucket that counts d.
+func histogramBucket(d time.Duration) int {
+	if d <= histogramFirstBound {
+		return 0
+	}
+	// The smallest i with d ≤ 16 µs·2^i is the bit length of ⌈d/16 µs⌉ − 1.
+	units := (uint64(d) + uint64(histogramFirstBound) - 1) / uint64(histogramFirstBound)
+	return min(bits.Len64(units-1), HistogramBuckets-1)
+}
+
+// Histogram is a latency distribution over fixed buckets (see
+// HistogramBounds). It is a plain value, taken by Client.Stats.
+type Histogram struct {
+	// Count is the number of durations recorded: the sum of Buckets.
+	Count uint64
+	// Sum is the total of the durations recorded.
+	Sum time.Duration
+	// Buckets[i] is the number of durations that fell in bucket i.
+	Buckets [HistogramBuckets]uint64
+}
+
+// Mean returns the mean duration, or zero when nothing was recorded.
+func (h Histogram) Mean() time.Duration {
+	if h.Count == 0 {
+		return 0
+	}
+	return h.Sum / time.Duration(h.Count)
+}
+
+// Quantile returns an upper bound of the q-quantile (q in [0, 1]; 0.99 is
+// the 99th percentile): the upper bound of the bucket that holds it. A
+// quantile in the last, unbounded bucket is reported as the largest finite
+// bound (about 16.8 s). Quantile returns zero when nothing was recorded; q
+// is clamped to [0, 1], and NaN counts as 0.
+func (h Histogram) Quantile(q float64) time.Duration {
+	var total uint64
+	for _, count := range h.Buckets {
+		total += count
+	}
+	if total == 0 {
+		return 0
+	}
+	if !(q > 0) {
+		q = 0
+	}
+	q = min(q, 1)
+	rank := uint64(math.Ceil(q * float64(total)))
+	rank = max(rank, 1)
+	var seen uint64
+	for i, count := range h.Buckets {
+		seen += count
+		if seen >= rank {
+			return histogramFirstBound << min(i, HistogramBuckets-2)
+		}
+	}
+	return histogramFirstBound << (HistogramBuckets - 2)
+}
+
+// Stats holds a Client's counters and latency histograms since it was
+// created. It is a plain value, taken by Client.Stats; the fields of one
+// Stats are read one at a time, so while operations run, they may disagree
+// by the operations in flight.
+type Stats struct {
+	// LockAttempts counts acquisition attempts (rounds), and Acquired and
+	// NotAcquired their results.
+	LockAttempts, Acquired, NotAcquired uint64
+	// Released counts releases confirmed on a quorum, and ReleaseLost
+	// releases that found the hold gone.
+	Released, ReleaseLost uint64
+	// Extended counts successful extensions, explicit or automatic, and
+	// ExtendFailed the failed ones.
+	Extended, ExtendFailed uint64
+	// Lost counts holds that ended before their release.
+	Lost uint64
+	// NodeErrors counts node failures in rounds (errors, timeouts, commands
+	// not sent); NodeTimeouts counts the timeouts among them.
+	NodeErrors, NodeTimeouts uint64
+	// Acquire, Release and Extend are the latencies of the acquisition
+	// attempts (successful or not), releases and extension attempts.
+	Acquire, Release, Extend Histogram
+}
+
+// histogramRecorder records durations into buckets with atomic counters.
+// It is safe for concurrent use.
+type histogramRecorder struct {
+	sum     atomic.Int64
+	buckets [HistogramBuckets]atomic.Uint64
+}
+
+// record adds d to the histogram. Negative durations count as zero.
+func (h *histogramRecorder) record(d time.Duration) {
+	d = max(d, 0)
+	h.buckets[histogramBucket(d)].Add(1)
+	h.sum.Add(int64(d))
+}
+
+// snapshot returns the histogram's current counts.
+func (h *histogramRecorder) snapshot() Histogram {
+	var out Histogram
+	for i := range h.buckets {
+		out.Buckets[i] = h.buckets[i].Load()
+		out.Count += out.Buckets[i]
+	}
+	out.Sum = time.Duration(h.sum.Load())
+	return out
+}
+
+// statsRecorder collects a Client's Stats with atomic counters. Its record
+// methods do not allocate. It is safe for concurrent use; its zero value is
+// ready.
+type statsRecorder struct {
+	lockAttempts atomic.Uint64
+	acquired     atomic.Uint64
+	notAcquired  atomic.Uint64
+	released     atomic.Uint64
+	releaseLost  atomic.Uint64
+	extended     atomic.Uint64
+	extendFailed atomic.Uint64
+	lost         atomic.Uint64
+	nodeErrors   atomic.Uint64
+	nodeTimeouts atomic.Uint64
+
+	acquire histogramRecorder
+	release histogramRecorder
+	extend  histogramRecorder
+}
+
+// recordAcquire records an acquisition attempt that took elapsed.
+func (s *statsRecorder) recordAcquire(elapsed time.Duration, acquired bool) {
+	s.lockAttempts.Add(1)
+	if acquired {
+		s.acquired.Add(1)
+	} else {
+		s.notAcquired.Add(1)
+	}
+	s.acquire.record(elapsed)
+}
+
+// recordRelease records a release that took elapsed; released is false when
+// the hold was found gone.
+func (s *statsRecorder) recordRelease(elapsed time.Duration, released bool) {
+	if released {
+		s.released.Add(1)
+	} else {
+		s.releaseLost.Add(1)
+	}
+	s.release.record(elapsed)
+}
+
+// recordExtend records an extension attempt that took elapsed.
+func (s *statsRecorder) recordExtend(elapsed time.Duration, extended bool) {
+	if extended {
+		s.extended.Add(1)
+	} else {
+		s.extendFailed.Add(1)
+	}
+	s.extend.record(elapsed)
+}
+
+// recordLost records a hold that ended before its release.
+func (s *statsRecorder) recordLost() {
+	s.lost.Add(1)
+}
+
+// recordNodeError records a node's failure with the given outcome; a
+// timeout is counted as a node error and as a timeout.
+func (s *statsRecorder) recordNodeError(outcome Outcome) {
+	s.nodeErrors.Add(1)
+	if outcome == OutcomeTimeout {
+		s.nodeTimeouts.Add(1)
+	}
+}
+
+// snapshot returns the current values of every counter and histogram.
+func (s *statsRecorder) snapshot() Stats {
+	return Stats{
+		LockAttempts: s.lockAttempts.Load(),
+		Acquired:     s.acquired.Load(),
+		NotAcquired:  s.notAcquired.Load(),
+		Released:     s.released.Load(),
+		ReleaseLost:  s.releaseLost.Load(),
+		Extended:     s.extended.Load(),
+		ExtendFailed: s.extendFailed.Load(),
+		Lost:         s.lost.Load(),
+		NodeErrors:   s.nodeErrors.Load(),
+		NodeTimeouts: s.nodeTimeouts.Load(),
+		Acquire:      s.acquire.snapshot(),
+		Release:      s.release.snapshot(),
+		Extend:       s.extend.snapshot(),
+	}
+}

@@ -1,0 +1,184 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// errNotAwaited is the error of a node whose reply was not awaited because
+// the round was already decided. Its outcome is unknown.
+var errNotAwaited = errors.New("redlock: reply not awaited: the round was already decided")
+
+// errUnexpectedReply is wrapped for replies no version of the scripts gives.
+var errUnexpectedReply = errors.New("redlock: unexpected reply")
+
+// nodeOutcome is what one node answered in the last round of a Mutex.
+type nodeOutcome struct {
+	outcome Outcome
+	latency time.Duration
+	err     error
+	// config is set when the node's error points at its configuration:
+	// retrying cannot fix it.
+	config bool
+}
+
+// tally counts the replies of one round as mux gathers them. It is owned
+// by the goroutine that runs the round.
+type tally struct {
+	operation Operation
+	keys      int // the number of lock keys, which a release must confirm
+	need      int
+	nodes     []nodeOutcome
+	got       int // nodes that confirmed
+	refused   int // nodes that answered and did not confirm
+	failed    int // nodes that failed: error, timeout, not sent
+	down      int // failed nodes that are known down or misconfigured
+}
+
+func (t *tally) reset(operation Operation, need int) {
+	t.operation, t.need = operation, need
+	t.got, t.refused, t.failed, t.down = 0, 0, 0, 0
+	for i := range t.nodes {
+		t.nodes[i] = nodeOutcome{outcome: OutcomeTimeout, err: errNotAwaited}
+	}
+}
+
+// Count implements mux.Tally: it classifies node i's outcome and reports
+// whether the round is decided.
+func (t *tally) Count(node int, call *conn.Call) bool {
+	outcome := &t.nodes[node]
+	*outcome = nodeOutcome{latency: call.Latency}
+	outcome.outcome, outcome.err, outcome.config = t.classify(call)
+	switch outcome.outcome {
+	case OutcomeAcquired:
+		t.got++
+	case OutcomeHeld, OutcomeMissing:
+		t.refused++
+	default:
+		t.failed++
+		if outcome.outcome == OutcomeNotSent || outcome.config {
+			t.down++
+		}
+	}
+	// Only a won acquisition stops early: the nodes still to answer are
+	// released by Unlock whatever they did. A failed acquisition waits for
+	// every answer, because only a node that definitely refused needs no
+	// release, which keeps a failed attempt at one round trip. Releases and
+	// extensions wait for every answer too: each node's outcome is
+	// reported, and a call whose answer is not awaited would lose its
+	// NOSCRIPT fallback.
+	return t.operation == OperationLock && t.got >= t.need
+}
+
+// classify turns a call into an outcome. It allocates only for failures.
+func (t *tally) classify(call *conn.Call) (Outcome, error, bool) {
+	if call.Err != nil {
+		switch {
+		case call.Abandoned():
+			return OutcomeTimeout, errNotAwaited, false
+		case errors.Is(call.Err, conn.ErrNotConnected):
+			return OutcomeNotSent, call.Err, errors.Is(call.Err, conn.ErrAuth)
+		case errors.Is(call.Err, os.ErrDeadlineExceeded):
+			return OutcomeTimeout, call.Err, false
+		}
+		return OutcomeError, call.Err, false
+	}
+	reply := call.Reply
+	if reply.IsError() {
+		code := string(resp.ErrorCode(reply.Str))
+		if isConfigErrorCode(code) {
+			return OutcomeError, fmt.Errorf("%w: %w", ErrConfig, reply.Err()), true
+		}
+		return OutcomeError, reply.Err(), false
+	}
+	switch t.operation {
+	case OperationLock:
+		switch {
+		case reply.IsOK():
+			return OutcomeAcquired, nil, false
+		case reply.Null:
+			return OutcomeHeld, nil, false
+		case reply.Type == resp.TypeInteger && reply.Int == acquireMultiAcquired:
+			return OutcomeAcquired, nil, false
+		case reply.Type == resp.TypeInteger && reply.Int == acquireMultiRefused:
+			return OutcomeHeld, nil, false
+		}
+	case OperationExtend:
+		if reply.Type == resp.TypeInteger {
+			switch reply.Int {
+			case extendExtended:
+				return OutcomeAcquired, nil, false
+			case extendMissing:
+				return OutcomeMissing, nil, false
+			case extendHeld:
+				return OutcomeHeld, nil, false
+			}
+		}
+	case OperationUnlock:
+		if reply.Type == resp.TypeInteger {
+			if reply.Int == int64(t.keys) {
+				return OutcomeAcquired, nil, false
+			}
+			// Part of a multi-key hold, or none of it, was still ours.
+			return OutcomeMissing, nil, false
+		}
+	case OperationResume:
+		if reply.Type == resp.TypeInteger {
+			switch {
+			case reply.Int >= 0:
+				return OutcomeAcquired, nil, false
+			case reply.Int == checkHeld:
+				return OutcomeHeld, nil, false
+			default:
+				return OutcomeMissing, nil, false
+			}
+		}
+	}
+	return OutcomeError, fmt.Errorf("%w to %s: %s", errUnexpectedReply, t.operation, reply), false
+}
+
+// unreachable reports whether the nodes that are down or misconfigured
+// alone make a quorum impossible.
+func (t *tally) unreachable() bool {
+	return len(t.nodes)-t.down < t.need
+}
+
+// mayHoldKey reports whether node i may have set the lock key in an
+// acquisition round: it confirmed, or its outcome is unknown. Only a
+// definite refusal, or a command that was never sent, rules it out.
+func (t *tally) mayHoldKey(i int) bool {
+	switch t.nodes[i].outcome {
+	case OutcomeHeld, OutcomeNotSent:
+		return false
+	}
+	return true
+}
+
+// quorumErrorStorage holds a QuorumError and, for up to seven nodes, its
+// node errors in one allocation.
+type quorumErrorStorage struct {
+	QuorumError
+	inline [7]NodeError
+}
+
+// quorumError returns the error that reports the round.
+func (t *tally) quorumError(key string, addresses []string, elapsed time.Duration) *QuorumError {
+	storage := &quorumErrorStorage{}
+	e := &storage.QuorumError
+	e.Operation, e.Key, e.Got, e.Need, e.Elapsed = t.operation, key, t.got, t.need, elapsed
+	e.Unreachable = !quorumPossible(t.got, t.failed, len(t.nodes))
+	if len(t.nodes) <= len(storage.inline) {
+		e.Nodes = storage.inline[:len(t.nodes)]
+	} else {
+		e.Nodes = make([]NodeError, len(t.nodes))
+	}
+	for i, node := range t.nodes {
+		e.Nodes[i] = NodeError{Address: addresses[i], Outcome: node.outcome, Err: node.err, Latency: node.latency}
+	}
+	return e
+}

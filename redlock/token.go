@@ -1,0 +1,52 @@
+package redlock
+
+import (
+	"crypto/rand"
+	"fmt"
+)
+
+// tokenRandomBytes is the number of random bytes in a generated token.
+const tokenRandomBytes = 20
+
+// tokenLength is the length of a generated token: its random bytes in
+// hexadecimal.
+const tokenLength = 2 * tokenRandomBytes
+
+// MaxTokenLength is the longest token that MutexOptions.Token accepts.
+const MaxTokenLength = 128
+
+const hexDigits = "0123456789abcdef"
+
+// newToken fills dst with a new token: 20 bytes from crypto/rand written as
+// 40 lowercase hexadecimal characters. It does not allocate.
+func newToken(dst *[tokenLength]byte) error {
+	// Read the random bytes into the second half of dst and expand them in
+	// place from the front. The digits of byte i go to dst[2i] and dst[2i+1],
+	// before dst[20+i+1] where the next unread byte lies, and byte i itself is
+	// read before its digits are written.
+	random := dst[tokenLength-tokenRandomBytes:]
+	if _, err := rand.Read(random); err != nil {
+		return fmt.Errorf("redlock: generate token: %w", err)
+	}
+	for i := range tokenRandomBytes {
+		value := dst[tokenLength-tokenRandomBytes+i]
+		dst[2*i] = hexDigits[value>>4]
+		dst[2*i+1] = hexDigits[value&0x0f]
+	}
+	return nil
+}
+
+// validToken reports whether token can be used as a lock's value: 1 to
+// MaxTokenLength bytes, each a printable ASCII character other than space.
+// Generated tokens always qualify.
+func validToken(token string) bool {
+	if len(token) == 0 || len(token) > MaxTokenLength {
+		return false
+	}
+	for i := 0; i < len(token); i++ {
+		if token[i] <= ' ' || token[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
