@@ -1,0 +1,88 @@
+//go:build !race
+
+package redlock
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+// TestLockCycleDoesNotAllocate pins the zero-allocation claim of a
+// Lock+Unlock cycle of a reused Mutex, alone and among concurrent callers.
+func TestLockCycleDoesNotAllocate(t *testing.T) {
+	for _, n := range []int{1, 3, 5} {
+		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
+			client := startCluster(t, n, redistest.Options{}).client(t, Options{})
+			ctx := context.Background()
+			m := client.NewMutex("allocs", MutexOptions{})
+			cycle := func() {
+				if err := m.Lock(ctx); err != nil {
+					panic(err)
+				}
+				if err := m.Unlock(ctx); err != nil {
+					panic(err)
+				}
+			}
+			cycle()
+			assert.Zero(t, testing.AllocsPerRun(100, cycle), "serial")
+
+			stop := make(chan struct{})
+			var wait, warm sync.WaitGroup
+			for g := range 31 {
+				warm.Add(1)
+				wait.Go(func() {
+					m := client.NewMutex("allocs:"+strconv.Itoa(g), MutexOptions{})
+					for first := true; ; first = false {
+						if err := m.Lock(ctx); err != nil {
+							panic(err)
+						}
+						if err := m.Unlock(ctx); err != nil {
+							panic(err)
+						}
+						if first {
+							warm.Done()
+						}
+						select {
+						case <-stop:
+							return
+						default:
+						}
+					}
+				})
+			}
+			warm.Wait()
+			allocations := testing.AllocsPerRun(100, cycle)
+			close(stop)
+			wait.Wait()
+			assert.Zero(t, allocations, "among 31 other callers")
+		})
+	}
+}
+
+// TestFailedTryLockAllocatesOnlyItsError pins the cost of a failed
+// TryLock: one allocation, the *QuorumError it returns (see the note on
+// QuorumError in errors.go).
+func TestFailedTryLockAllocatesOnlyItsError(t *testing.T) {
+	for _, n := range []int{1, 3, 5} {
+		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
+			nodes := startCluster(t, n, redistest.Options{})
+			holder := nodes.client(t, Options{}).NewMutex("held", MutexOptions{})
+			require.NoError(t, holder.Lock(context.Background()))
+			m := nodes.client(t, Options{}).NewMutex("held", MutexOptions{})
+			attempt := func() {
+				if m.TryLock(context.Background()) == nil {
+					panic("acquired a held lock")
+				}
+			}
+			attempt()
+			assert.Equal(t, 1.0, testing.AllocsPerRun(100, attempt))
+		})
+	}
+}

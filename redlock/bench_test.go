@@ -1,0 +1,125 @@
+package redlock
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lockmux/lockmux/internal/floor"
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// The benchmarks below compare a Lock+Unlock cycle with the floor: a
+// hand-written client that makes the same two multiplexed round trips (SET
+// NX PX to all N nodes, then EVALSHA compare-and-delete to all N) over one
+// connection per goroutine per node, with no allocation. Both run in one
+// process against the same servers, so their ratio is meaningful on a noisy
+// machine:
+//
+//	go test -run '^$' -bench Cycle -benchmem ./redlock/
+
+const concurrentCallers = 32
+
+func BenchmarkCycle(b *testing.B) {
+	for _, n := range []int{1, 3, 5} {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			nodes := startCluster(b, n, redistest.Options{})
+			client := nodes.client(b, Options{})
+			ctx := context.Background()
+			b.Run("serial/lockmux", func(b *testing.B) {
+				b.ReportAllocs()
+				m := client.NewMutex("bench:serial", MutexOptions{})
+				for b.Loop() {
+					lockUnlock(m, ctx)
+				}
+			})
+			b.Run("serial/floor", func(b *testing.B) {
+				b.ReportAllocs()
+				cycle := newFloorCycle(b, nodes.addresses, "bench:serial")
+				for b.Loop() {
+					cycle.run()
+				}
+			})
+			b.Run("parallel/lockmux", func(b *testing.B) {
+				b.ReportAllocs()
+				var next atomic.Int64
+				b.SetParallelism(parallelism())
+				b.RunParallel(func(pb *testing.PB) {
+					m := client.NewMutex("bench:parallel:"+strconv.FormatInt(next.Add(1), 10), MutexOptions{})
+					for pb.Next() {
+						lockUnlock(m, ctx)
+					}
+				})
+			})
+			b.Run("parallel/floor", func(b *testing.B) {
+				b.ReportAllocs()
+				cycles := make(chan *floorCycle, parallelism()*runtime.GOMAXPROCS(0))
+				for i := range cap(cycles) {
+					cycles <- newFloorCycle(b, nodes.addresses, "bench:parallel:"+strconv.Itoa(i))
+				}
+				b.SetParallelism(parallelism())
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					cycle := <-cycles
+					for pb.Next() {
+						cycle.run()
+					}
+				})
+			})
+		})
+	}
+}
+
+func lockUnlock(m *Mutex, ctx context.Context) {
+	if err := m.Lock(ctx); err != nil {
+		panic(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// parallelism makes RunParallel start concurrentCallers goroutines.
+func parallelism() int {
+	return (concurrentCallers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
+}
+
+// floorCycle is one goroutine's floor client with its two commands.
+type floorCycle struct {
+	client        *floor.Client
+	lock, release []byte
+}
+
+func newFloorCycle(b *testing.B, addresses []string, key string) *floorCycle {
+	client, err := floor.Dial(addresses)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(client.Close)
+	if err := client.RoundTrip(resp.AppendCommand(nil, "SCRIPT", "LOAD", releaseScript)); err != nil {
+		b.Fatal(err)
+	}
+	token := "0123456789abcdef0123456789abcdef01234567"
+	return &floorCycle{
+		client:  client,
+		lock:    resp.AppendCommand(nil, "SET", key, token, "NX", "PX", "10000"),
+		release: resp.AppendCommand(nil, "EVALSHA", releaseLua.SHA, "1", key, token),
+	}
+}
+
+func (c *floorCycle) run() {
+	if err := c.client.RoundTrip(c.lock); err != nil {
+		panic(err)
+	}
+	for _, reply := range c.client.Replies {
+		if reply != '+' {
+			panic("floor: lock not acquired")
+		}
+	}
+	if err := c.client.RoundTrip(c.release); err != nil {
+		panic(err)
+	}
+}

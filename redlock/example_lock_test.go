@@ -1,0 +1,137 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/lockmux/lockmux/redlock"
+)
+
+// startNodes starts n in-process servers for the examples and returns their
+// addresses and a function that stops them. Real deployments give the
+// addresses of independent Redis masters.
+func startNodes(n int) ([]string, func()) {
+	var addresses []string
+	var servers []*miniredis.Miniredis
+	for range n {
+		server := miniredis.NewMiniRedis()
+		if err := server.Start(); err != nil {
+			panic(err)
+		}
+		servers = append(servers, server)
+		addresses = append(addresses, server.Addr())
+	}
+	return addresses, func() {
+		for _, server := range servers {
+			server.Close()
+		}
+	}
+}
+
+// Lock a resource across three nodes, work while holding it, unlock.
+func Example() {
+	addresses, stop := startNodes(3)
+	defer stop()
+
+	client, err := redlock.New(addresses, redlock.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	ctx := context.Background()
+	m := client.NewMutex("orders:1001", redlock.MutexOptions{TTL: 10 * time.Second})
+	if err := m.Lock(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("locked; valid for about 10 s:", time.Until(m.Until()).Round(time.Second))
+	if err := m.Unlock(ctx); err != nil {
+		fmt.Println("the hold was lost before the unlock:", err)
+	}
+	fmt.Println("unlocked")
+	// Output:
+	// locked; valid for about 10 s: 10s
+	// unlocked
+}
+
+// TryLock makes one attempt and reports a lock held elsewhere as
+// ErrNotAcquired.
+func ExampleMutex_TryLock() {
+	addresses, stop := startNodes(3)
+	defer stop()
+	first, _ := redlock.New(addresses, redlock.Options{})
+	defer first.Close()
+	second, _ := redlock.New(addresses, redlock.Options{})
+	defer second.Close()
+
+	ctx := context.Background()
+	holder := first.NewMutex("report", redlock.MutexOptions{})
+	if err := holder.TryLock(ctx); err != nil {
+		panic(err)
+	}
+	err := second.NewMutex("report", redlock.MutexOptions{}).TryLock(ctx)
+	fmt.Println("second client acquired:", err == nil)
+	fmt.Println("not acquired:", errors.Is(err, redlock.ErrNotAcquired))
+	holder.Unlock(ctx)
+	// Output:
+	// second client acquired: false
+	// not acquired: true
+}
+
+// Extend renews a hold for another TTL, measured from the extension.
+func ExampleMutex_Extend() {
+	addresses, stop := startNodes(3)
+	defer stop()
+	client, _ := redlock.New(addresses, redlock.Options{})
+	defer client.Close()
+
+	ctx := context.Background()
+	m := client.NewMutex("batch", redlock.MutexOptions{TTL: 5 * time.Second})
+	if err := m.Lock(ctx); err != nil {
+		panic(err)
+	}
+	before := m.Until()
+	if err := m.Extend(ctx); err != nil {
+		fmt.Println("lost:", errors.Is(err, redlock.ErrLockLost))
+		return
+	}
+	fmt.Println("extended:", !m.Until().Before(before))
+	m.Unlock(ctx)
+	// Output:
+	// extended: true
+}
+
+// A *QuorumError tells what each node answered.
+func ExampleQuorumError() {
+	addresses, stop := startNodes(3)
+	defer stop()
+	first, _ := redlock.New(addresses, redlock.Options{})
+	defer first.Close()
+	second, _ := redlock.New(addresses, redlock.Options{})
+	defer second.Close()
+
+	ctx := context.Background()
+	holder := first.NewMutex("invoice:7", redlock.MutexOptions{})
+	if err := holder.Lock(ctx); err != nil {
+		panic(err)
+	}
+	defer holder.Unlock(ctx)
+
+	err := second.NewMutex("invoice:7", redlock.MutexOptions{}).TryLock(ctx)
+	var quorumError *redlock.QuorumError
+	if errors.As(err, &quorumError) {
+		fmt.Printf("%d of %d nodes, need %d\n", quorumError.Got, len(quorumError.Nodes), quorumError.Need)
+		for _, node := range quorumError.Nodes {
+			fmt.Println(node.Outcome)
+		}
+	}
+	// Output:
+	// 0 of 3 nodes, need 2
+	// held
+	// held
+	// held
+}
