@@ -2,9 +2,11 @@ package conn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -46,6 +48,7 @@ type Conn struct {
 	earliestStale bool      // earliest may be earlier than needed
 	readDeadline  time.Time // the read deadline set on the socket
 	writeDeadline time.Time // the write deadline set on the socket
+	interrupted   bool      // Listen's context ended: its read deadline is not a timeout
 }
 
 // readGrace is how long a reader still waits for a reply whose deadline
@@ -243,6 +246,24 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	return buffered
 }
 
+// SendPush writes a command whose answer comes as RESP3 push frames, not as
+// a reply (SUBSCRIBE, UNSUBSCRIBE): the answers go to Options.OnPush. It
+// reports false, and sends nothing, when the connection is down or does
+// not speak RESP3; a pub/sub command on a RESP2 connection would take it
+// over.
+func (c *Conn) SendPush(command []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.link == nil || c.link.protocol != ProtocolRESP3 {
+		return false
+	}
+	c.writeBuffer = append(c.writeBuffer, command...)
+	if !c.flushing {
+		c.flushLocked()
+	}
+	return true
+}
+
 // Flush writes the commands left in the write buffer, unless another
 // caller is writing them already.
 func (c *Conn) Flush() {
@@ -362,18 +383,31 @@ func (c *Conn) flushLocked() {
 
 // readLocked makes the caller the reader: it reads replies and delivers
 // them to their calls until its own call is done and nothing more is
-// buffered, then passes the reading to a caller that is waiting.
-func (c *Conn) readLocked(own *Call) {
+// buffered, then passes the reading to a caller that is waiting. With a nil
+// own call it is a listener: it reads until Listen's context interrupts it
+// or the link fails, and returns the error that ended it.
+func (c *Conn) readLocked(own *Call) error {
 	c.reading = true
+	defer c.handOffReadingLocked()
 	link := c.link
 	for link != nil {
+		if own == nil && c.interrupted {
+			// Listen's context ended while a frame was being handled.
+			c.interrupted = false
+			return context.Canceled
+		}
 		if c.earliestStale {
 			c.earliestStale = false
 			c.earliest = c.pending.earliestDeadline()
 		}
-		// With no call pending, the reader is only finishing buffered
-		// bytes: it waits no longer than the grace for the rest of them.
-		if deadline := socketDeadline(c.earliest, time.Now()); !deadline.Equal(c.readDeadline) {
+		// With no call pending, a listener waits as long as it takes; a
+		// caller is only finishing buffered bytes, and waits no longer than
+		// the grace for the rest of them.
+		deadline := socketDeadline(c.earliest, time.Now())
+		if own == nil && c.earliest.IsZero() {
+			deadline = time.Time{}
+		}
+		if !deadline.Equal(c.readDeadline) {
 			c.readDeadline = deadline
 			link.netConn.SetReadDeadline(deadline)
 		}
@@ -381,16 +415,23 @@ func (c *Conn) readLocked(own *Call) {
 		value, err := link.reader.ReadReply()
 		c.mu.Lock()
 		if link != c.link {
-			break // the link failed meanwhile and its calls were failed
+			return ErrNotConnected // the link failed meanwhile and its calls were failed
 		}
 		if err != nil {
+			if own == nil && c.interrupted && errors.Is(err, os.ErrDeadlineExceeded) && c.pending.len() == 0 {
+				// Listen's context ended; the bytes read so far stay
+				// buffered for the next reader.
+				c.interrupted = false
+				return context.Canceled
+			}
 			c.failLinkLocked(link, err)
-			break
+			return err
 		}
 		if value.Type == resp.TypePush {
 			if link.protocol == ProtocolRESP2 {
-				c.failLinkLocked(link, fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply))
-				break
+				err := fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply)
+				c.failLinkLocked(link, err)
+				return err
 			}
 			if onPush := c.options.OnPush; onPush != nil {
 				c.mu.Unlock()
@@ -401,8 +442,9 @@ func (c *Conn) readLocked(own *Call) {
 		}
 		entry, ok := c.pending.pop()
 		if !ok {
-			c.failLinkLocked(link, fmt.Errorf("%w: a reply arrived that no command asked for", ErrUnexpectedReply))
-			break
+			err := fmt.Errorf("%w: a reply arrived that no command asked for", ErrUnexpectedReply)
+			c.failLinkLocked(link, err)
+			return err
 		}
 		if entry.deadline.Equal(c.earliest) {
 			c.earliestStale = true
@@ -414,16 +456,58 @@ func (c *Conn) readLocked(own *Call) {
 		// can serve callers still waiting, or belong to no command at all
 		// and must be looked at (a push, or an unsolicited reply that
 		// closes the connection) before they are taken for the next reply.
-		if own.state != callQueued {
+		if own != nil && own.state != callQueued {
 			if link.reader.Buffered() == 0 || (c.pending.len() > 0 && c.pending.firstWaiting() == nil) {
-				break
+				return nil
 			}
 		}
 	}
+	return ErrNotConnected
+}
+
+// handOffReadingLocked ends a reader's turn and wakes a caller that waits
+// for its reply, which becomes the next reader.
+func (c *Conn) handOffReadingLocked() {
 	c.reading = false
 	if next := c.pending.firstWaiting(); next != nil {
 		next.signal()
 	}
+}
+
+// Listen reads the connection until ctx ends or the connection fails,
+// handing RESP3 pushes to Options.OnPush and replies to their calls: it
+// serves a connection that carries subscriptions, where messages arrive
+// without a command to wait for. It returns the error that ended it:
+// ctx's error when ctx ended. Listen needs a live connection (see Connect)
+// that no other caller is reading.
+func (c *Conn) Listen(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return ErrClosed
+	case c.link == nil:
+		return c.notConnectedLocked()
+	case c.reading:
+		return fmt.Errorf("conn: %s: %w: another caller is reading", c.name, ErrUnexpectedReply)
+	}
+	link := c.link
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.link == link && c.reading {
+			c.interrupted = true
+			c.readDeadline = time.Unix(1, 0)
+			link.netConn.SetReadDeadline(c.readDeadline)
+		}
+	})
+	defer stop()
+	err := c.readLocked(nil)
+	c.interrupted = false
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }
 
 // deliverLocked completes call with value, or sends the call again as EVAL

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +20,9 @@ import (
 func TestLockCycleDoesNotAllocate(t *testing.T) {
 	for _, n := range []int{1, 3, 5} {
 		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
-			client := startCluster(t, n, redistest.Options{}).client(t, Options{})
+			// A generous node timeout: 32 callers on a small, busy machine
+			// must not fail a round.
+			client := startCluster(t, n, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
 			ctx := context.Background()
 			m := client.NewMutex("allocs", MutexOptions{})
 			cycle := func() {

@@ -18,20 +18,25 @@ var (
 	extendLua       = conn.NewScript(extendScript)
 	acquireMultiLua = conn.NewScript(acquireMultiScript)
 	checkLua        = conn.NewScript(checkScript)
-	allScripts      = []*conn.Script{releaseLua, extendLua, acquireMultiLua, checkLua}
 )
+
+// allScripts are loaded by every connection when it connects.
+var allScripts = []*conn.Script{releaseLua, extendLua, acquireMultiLua, checkLua, acquireFencedLua, commitFenceLua}
 
 // Client holds the connections to N independent Redis masters and makes
 // Mutexes that lock across them.
 //
 // A Client is safe for concurrent use. Close it when done.
 type Client struct {
-	options   Options
-	group     *mux.Group
-	addresses []string // as the connections name them, without passwords
-	need      int      // the quorum: len(addresses)/2 + 1
-	stats     statsRecorder
-	closed    atomic.Bool
+	options       Options
+	group         *mux.Group
+	addresses     []string // as the connections name them, without passwords
+	dialAddresses []string // as given to New
+	need          int      // the quorum: len(addresses)/2 + 1
+	stats         statsRecorder
+	closed        atomic.Bool
+	notifier      notifier
+	renewer       renewer
 
 	// runIDs maps each node's address to the run_id it reported when it
 	// last connected; duplicate is set when two addresses report the same
@@ -60,7 +65,10 @@ func New(addresses []string, options Options) (*Client, error) {
 	if len(addresses) == 0 {
 		return nil, fmt.Errorf("%w: no addresses", ErrInvalidOptions)
 	}
-	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses))}
+	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
+		dialAddresses: append([]string(nil), addresses...)}
+	c.notifier.client = c
+	c.renewer.client = c
 	c.group, err = mux.New(addresses, conn.Options{
 		Username:    options.Username,
 		Password:    options.Password,
@@ -130,18 +138,28 @@ func (c *Client) NewMutex(key string, options MutexOptions) *Mutex {
 	return newMutex(c, key, options)
 }
 
-// Do locks key, runs fn while holding the lock, and unlocks it. The context
-// given to fn is cancelled, with cause ErrLockLost, when the hold ends
-// before fn returns; fn should stop its work then. Do returns the error of
-// the lock, or fn's error joined with the unlock's.
+// Do locks key, runs fn while holding the lock, and unlocks it. The hold
+// is renewed while fn runs (options.AutoExtend is implied), within
+// options.MaxHold. The context given to fn is cancelled, with cause
+// ErrLockLost, as soon as the hold can no longer be proven, before its
+// validity ends; fn should stop its work then. Do returns the error of the
+// lock, or fn's error joined with the unlock's.
 func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn func(ctx context.Context) error) error {
+	options.AutoExtend = true
 	m := c.NewMutex(key, options)
 	if err := m.Lock(ctx); err != nil {
 		return err
 	}
-	holdCtx, cancel := context.WithDeadlineCause(ctx, m.Until(), ErrLockLost)
+	holdCtx, cancel := context.WithCancelCause(ctx)
+	m.mu.Lock()
+	m.onLost = func() { cancel(ErrLockLost) }
+	lost := m.lost
+	m.mu.Unlock()
+	if lost {
+		cancel(ErrLockLost)
+	}
 	fnErr := fn(holdCtx)
-	cancel()
+	cancel(nil)
 	unlockCtx, cancelUnlock := context.WithTimeout(context.WithoutCancel(ctx), c.unlockTimeout())
 	defer cancelUnlock()
 	return errors.Join(fnErr, m.Unlock(unlockCtx))
@@ -170,5 +188,7 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.renewer.close()
+	c.notifier.close()
 	return c.group.Close()
 }

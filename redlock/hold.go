@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
 )
 
 // Unlock releases the lock on every node. It returns nil only when a quorum
 // of nodes confirmed that they released this hold while its validity had
 // not ended; otherwise the error matches ErrLockLost: the hold may have
 // been taken over by another client. Either way the Mutex is no longer held
-// afterwards and may be locked again.
+// afterwards, its renewal has stopped, and it may be locked again.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
@@ -20,10 +23,12 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		m.mu.Unlock()
 		return ErrNotHeld
 	}
-	until := m.until
+	until, acquired := m.until, m.acquired
 	m.mu.Unlock()
+	// The hold ends before the release is sent: a renewal in flight finds
+	// it gone and schedules nothing more.
+	m.endHold()
 	defer m.giveTurn()
-	defer m.endHold()
 
 	c := m.client
 	if err := c.misconfigured(); err != nil {
@@ -48,7 +53,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	c.stats.recordRelease(elapsed, err == nil)
 	if observer := c.options.Observer; observer != nil {
-		observer.OnRelease(ReleaseEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed, Held: start.Sub(m.acquired), Err: err})
+		observer.OnRelease(ReleaseEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed, Held: start.Sub(acquired), Err: err})
 	}
 	return err
 }
@@ -63,63 +68,220 @@ func (m *Mutex) Extend(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
+	extension, err := m.prepareExtension(m.round, &m.tally, &m.extensionToken)
+	if err != nil {
+		return err
+	}
+	m.client.group.Send(m.round, m.roundDeadline(ctx))
+	m.client.group.Wait(m.round, &m.tally)
+	return m.applyExtension(ctx, extension, m.round, &m.tally, false)
+}
+
+// extension is an extension round in flight.
+type extension struct {
+	generation uint64
+	token      []byte    // the hold's token, copied when it started
+	start      time.Time // by the Client's clock
+	until      time.Time // the validity when it started
+	ttl        time.Duration
+}
+
+// prepareExtension checks that the hold can be extended and writes the
+// extension into round.
+func (m *Mutex) prepareExtension(round *mux.Round, tally *tally, token *[MaxTokenLength]byte) (extension, error) {
 	m.mu.Lock()
 	if !m.held {
 		m.mu.Unlock()
-		return ErrNotHeld
+		return extension{}, ErrNotHeld
 	}
-	until, acquired := m.until, m.acquired
+	// The token is copied under the lock: the next hold may write a new
+	// one while this extension is in flight.
+	e := extension{generation: m.generation, until: m.until, token: token[:copy(token[:], m.token)]}
+	acquired := m.acquired
 	m.mu.Unlock()
 
 	c := m.client
 	if err := c.misconfigured(); err != nil {
-		return err
+		return e, err
 	}
-	clock := c.options.Clock
-	start := clock.Now()
-	if !start.Before(until) {
-		return fmt.Errorf("%w: the validity of %q ended %v before the extension", ErrLockLost, m.key, start.Sub(until))
+	e.start = c.options.Clock.Now()
+	if !e.start.Before(e.until) {
+		return e, fmt.Errorf("%w: the validity of %q ended %v before the extension", ErrLockLost, m.key, e.start.Sub(e.until))
 	}
-	ttl := m.options.TTL
-	if limit := acquired.Add(m.options.MaxHold).Sub(start); limit < ttl {
-		ttl = limit.Truncate(time.Millisecond)
+	e.ttl = m.options.TTL
+	if limit := acquired.Add(m.options.MaxHold).Sub(e.start); limit < e.ttl {
+		e.ttl = limit.Truncate(time.Millisecond)
 	}
-	if validity(ttl, 0, c.options.DriftFactor) <= 0 {
-		return errMaxHold
+	if e.ttl < MinTTL || validity(e.ttl, 0, c.options.DriftFactor) <= 0 {
+		return e, errMaxHold
 	}
-	m.buildScript(&m.round.Calls[0], extendLua, ttl.Milliseconds())
-	m.round.SetAll()
-	m.tally.reset(OperationExtend, c.need)
-	c.group.Send(m.round, m.roundDeadline(ctx))
-	c.group.Wait(m.round, &m.tally)
-	end := clock.Now()
-	elapsed := end.Sub(start)
-	m.reportNodeErrors()
-	remaining := validity(ttl, elapsed, c.options.DriftFactor)
+	m.buildScriptWithToken(&round.Calls[0], extendLua, e.token, e.ttl.Milliseconds())
+	round.SetAll()
+	tally.reset(OperationExtend, c.need)
+	return e, nil
+}
+
+// applyExtension counts the replies of an extension round and moves the
+// hold's validity when it succeeded.
+func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Round, tally *tally, automatic bool) error {
+	c := m.client
+	end := c.options.Clock.Now()
+	elapsed := end.Sub(e.start)
+	m.reportNodeErrorsOf(tally)
+	remaining := validity(e.ttl, elapsed, c.options.DriftFactor)
 
 	var err error
 	switch {
-	case m.tally.got >= c.need && end.Before(until) && remaining > 0:
+	case tally.got >= c.need && end.Before(e.until) && remaining > 0:
 		m.mu.Lock()
-		m.until = end.Add(remaining)
-		if m.expiry != nil {
-			m.expiry.Reset(m.until.Sub(clock.Now()))
+		current := m.held && m.generation == e.generation
+		if current {
+			m.until = end.Add(remaining)
 		}
 		m.mu.Unlock()
-	case m.tally.got >= c.need:
+		if current && tally.refused > 0 {
+			m.repair(ctx, e, round, tally)
+		}
+	case tally.got >= c.need:
 		err = fmt.Errorf("%w: the extension of %q took %v and ended after the validity", ErrLockLost, m.key, elapsed)
 	default:
-		err = m.tally.quorumError(m.key, c.addresses, elapsed)
-		if m.tally.refused > len(m.tally.nodes)-c.need {
+		err = tally.quorumError(m.key, c.addresses, elapsed)
+		if tally.refused > len(tally.nodes)-c.need {
 			// A quorum of nodes said the hold is gone: it cannot come back.
-			m.signalLost()
+			m.signalLost(e.generation, err)
 		}
 	}
 	c.stats.recordExtend(elapsed, err == nil)
 	if observer := c.options.Observer; observer != nil {
-		observer.OnExtend(ExtendEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed, Validity: remaining, Err: err})
+		observer.OnExtend(ExtendEvent{Key: m.key, Automatic: automatic, Got: tally.got, Need: c.need, Elapsed: elapsed, Validity: remaining, Err: err})
 	}
 	return err
+}
+
+// repair sets the keys again, with the hold's token, on the nodes that
+// lost them (a node that restarted empty, an evicted key), after an
+// extension that a quorum confirmed: the hold is valid, so no other client
+// can hold these keys, and the repaired node counts again for the next
+// extension. It is only ever sent within the validity, for a hold that a
+// quorum still had, so it restores a node but never revives a lost hold
+// (redsync #186). Its replies are not awaited.
+func (m *Mutex) repair(ctx context.Context, e extension, round *mux.Round, tally *tally) {
+	needed := false
+	for _, node := range tally.nodes {
+		if node.outcome == OutcomeMissing {
+			needed = true
+		}
+	}
+	if !needed {
+		return
+	}
+	call := &round.Calls[0]
+	call.SetEval(acquireMultiLua, len(m.keys), 2)
+	for _, key := range m.keys {
+		call.Command = resp.AppendBulkString(call.Command, key)
+	}
+	call.Command = resp.AppendBulk(call.Command, e.token)
+	call.Command = resp.AppendBulkInt(call.Command, e.ttl.Milliseconds())
+	round.SetAll()
+	for i, node := range tally.nodes {
+		if node.outcome != OutcomeMissing {
+			round.Calls[i].Reset()
+		}
+	}
+	m.client.group.Send(round, m.roundDeadline(context.WithoutCancel(ctx)))
+	m.client.group.Discard(round)
+}
+
+// renewalState is what the renewer keeps of a Mutex between sending an
+// extension and gathering its replies. It belongs to the renewer's
+// goroutine.
+type renewalState struct {
+	token     [MaxTokenLength]byte
+	round     *mux.Round
+	tally     tally
+	extension extension
+}
+
+// startRenewal sends the automatic extension of the hold of the given
+// generation. It reports false when there is nothing to gather: the hold
+// ended, or cannot be extended any more (then its end is scheduled).
+func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
+	r := &m.renewal
+	if r.round == nil {
+		r.round = m.client.group.NewRound()
+		r.tally.nodes = make([]nodeOutcome, m.client.group.Len())
+		r.tally.keys = len(m.keys)
+	}
+	m.mu.Lock()
+	current := m.held && m.generation == generation
+	m.mu.Unlock()
+	if !current {
+		return false
+	}
+	e, err := m.prepareExtension(r.round, &r.tally, &r.token)
+	if err != nil {
+		// Expired, or MaxHold reached: the hold ends with its validity.
+		m.scheduleExpiry(generation)
+		return false
+	}
+	r.extension = e
+	m.client.group.Send(r.round, m.roundDeadline(ctx))
+	return true
+}
+
+// finishRenewal gathers the replies of an automatic extension and
+// schedules the next one: a third of the TTL later after a success, sooner
+// after a failure, as long as an attempt can still finish within the
+// validity. When none can, the hold is lost now, before its validity ends,
+// so that its holder stops in time.
+func (m *Mutex) finishRenewal(generation uint64) {
+	r := &m.renewal
+	m.client.group.Wait(r.round, &r.tally)
+	err := m.applyExtension(context.Background(), r.extension, r.round, &r.tally, true)
+	c := m.client
+	now := c.options.Clock.Now()
+	m.mu.Lock()
+	current, until := m.held && m.generation == generation && !m.lost, m.until
+	m.mu.Unlock()
+	if !current {
+		return
+	}
+	next := m.options.TTL / 3
+	if err != nil {
+		next = m.retryDelay()
+		// An attempt needs a node timeout to finish; leave that much again
+		// as a margin for the holder to stop.
+		if until.Sub(now) < next+2*c.options.NodeTimeout {
+			m.signalLost(generation, err)
+			return
+		}
+	}
+	c.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExtend, due: time.Now().Add(next)})
+}
+
+// scheduleExpiry asks the renewer to end the hold when its validity passes.
+func (m *Mutex) scheduleExpiry(generation uint64) {
+	m.mu.Lock()
+	remaining := m.until.Sub(m.client.options.Clock.Now())
+	m.mu.Unlock()
+	m.client.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExpire, due: time.Now().Add(remaining)})
+}
+
+// expireIfDue ends the hold of the given generation if its validity has
+// passed by the Client's clock, and looks again later if it has not (an
+// extension moved it).
+func (m *Mutex) expireIfDue(generation uint64) {
+	m.mu.Lock()
+	current := m.held && m.generation == generation && !m.lost
+	remaining := m.until.Sub(m.client.options.Clock.Now())
+	m.mu.Unlock()
+	switch {
+	case !current:
+	case remaining <= 0:
+		m.signalLost(generation, fmt.Errorf("%w: the validity of %q passed", ErrLockLost, m.key))
+	default:
+		m.client.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExpire, due: time.Now().Add(remaining)})
+	}
 }
 
 // Until returns the end of the hold's validity, or the zero time when the
@@ -146,53 +308,80 @@ func (m *Mutex) Token() string {
 	return string(m.token)
 }
 
-// Fence returns the hold's fencing token, or 0 when the Mutex is not held
-// or MutexOptions.Fencing is off.
-func (m *Mutex) Fence() int64 {
-	return 0
-}
-
 // Done returns a channel that is closed when the hold ends: at Unlock, when
-// its validity passes without an extension, or when an extension finds
-// that a quorum of nodes no longer holds it. For a Mutex that is not held
-// it returns a closed channel.
+// its validity passes without an extension, or when it can no longer be
+// proven (an extension finds that a quorum of nodes no longer holds it, or
+// the automatic renewal cannot reach a quorum in time). For a Mutex that is
+// not held it returns a closed channel.
 func (m *Mutex) Done() <-chan struct{} {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if !m.held || m.lost {
+		m.mu.Unlock()
 		return closedChannel
 	}
-	if m.done == nil {
-		m.done = make(chan struct{})
-		remaining := m.until.Sub(m.client.options.Clock.Now())
-		if m.expiry == nil {
-			m.expiry = time.AfterFunc(remaining, m.signalLost)
-		} else {
-			m.expiry.Reset(remaining)
-		}
+	if m.done != nil {
+		defer m.mu.Unlock()
+		return m.done
 	}
-	return m.done
+	m.done = make(chan struct{})
+	done, generation, automatic := m.done, m.generation, m.options.AutoExtend
+	m.mu.Unlock()
+	if !automatic {
+		// An AutoExtend hold has its end scheduled by its renewal.
+		m.scheduleExpiry(generation)
+	}
+	return done
 }
 
-// signalLost closes the Done channel of the current hold, if anybody asked
-// for it; the Mutex stays held until Unlock.
-func (m *Mutex) signalLost() {
+// startHold records a new hold and starts its renewal.
+func (m *Mutex) startHold(start, until time.Time, fence int64) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.lost = m.held
+	m.held, m.lost = true, false
+	m.token, m.acquired, m.until, m.fence = m.tokenBytes[:m.tokenSize], start, until, fence
+	m.generation++
+	generation := m.generation
+	m.mu.Unlock()
+	if m.options.AutoExtend {
+		m.client.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExtend,
+			due: time.Now().Add(m.options.TTL / 3)})
+	}
+}
+
+// signalLost ends a hold that can no longer be proven, once: it closes
+// Done and cancels the context of Client.Do with cause ErrLockLost. The
+// Mutex stays held until Unlock.
+func (m *Mutex) signalLost(generation uint64, err error) {
+	m.mu.Lock()
+	if !m.held || m.generation != generation || m.lost {
+		m.mu.Unlock()
+		return
+	}
+	m.lost = true
 	if m.done != nil {
 		close(m.done)
-		m.done = nil
 	}
-	if m.expiry != nil {
-		m.expiry.Stop()
+	onLost, held := m.onLost, time.Duration(0)
+	if !m.acquired.IsZero() {
+		held = m.client.options.Clock.Now().Sub(m.acquired)
+	}
+	m.mu.Unlock()
+	m.client.stats.recordLost()
+	if onLost != nil {
+		onLost()
+	}
+	if observer := m.client.options.Observer; observer != nil {
+		observer.OnLost(LostEvent{Key: m.key, Held: held, Err: err})
 	}
 }
 
-// endHold forgets the hold and closes its Done channel.
+// endHold forgets the hold: its renewal and expiry events find it gone.
 func (m *Mutex) endHold() {
-	m.signalLost()
 	m.mu.Lock()
-	m.held, m.lost, m.token, m.until, m.acquired = false, false, nil, time.Time{}, time.Time{}
-	m.mu.Unlock()
+	defer m.mu.Unlock()
+	if m.done != nil && !m.lost {
+		close(m.done)
+	}
+	m.held, m.lost, m.done, m.onLost = false, false, nil, nil
+	m.token, m.until, m.acquired, m.fence = nil, time.Time{}, time.Time{}, 0
+	m.generation++
 }

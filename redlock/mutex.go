@@ -53,25 +53,36 @@ type Mutex struct {
 	turn chan struct{}
 
 	// The fields below belong to the goroutine that has the turn.
-	round      *mux.Round
-	tally      tally
-	retryTimer *time.Timer
-	tokenBytes [MaxTokenLength]byte
-	tokenSize  int
+	round          *mux.Round
+	tally          tally
+	commitTally    tally  // the commit round of a fenced acquisition
+	fenceKey       string // the key of the resource's fencing counter
+	retryTimer     *time.Timer
+	channel        string               // releasedChannel, made on the first wait
+	notify         chan struct{}        // one token: the lock may have been released
+	remainingTTLs  []int64              // scratch of resume
+	extensionToken [MaxTokenLength]byte // the token of Extend's round
+	tokenBytes     [MaxTokenLength]byte
+	tokenSize      int
+
+	// renewal belongs to the Client's renewer goroutine.
+	renewal renewalState
 
 	// mu guards the state of the hold, which any goroutine may read.
-	mu       sync.Mutex
-	held     bool
-	lost     bool      // the hold ended before Unlock; Done is closed
-	token    []byte    // tokenBytes[:tokenSize] while held
-	acquired time.Time // the start of the acquisition round of the hold
-	until    time.Time // the end of the hold's validity
-	done     chan struct{}
-	expiry   *time.Timer // closes done when the validity ends
+	mu         sync.Mutex
+	held       bool
+	lost       bool      // the hold can no longer be proven; Done is closed
+	generation uint64    // counts the starts and ends of holds
+	token      []byte    // tokenBytes[:tokenSize] while held
+	acquired   time.Time // the start of the acquisition round of the hold
+	until      time.Time // the end of the hold's validity
+	fence      int64     // the hold's fence, 0 without fencing
+	done       chan struct{}
+	onLost     func() // set by Client.Do: cancels its context
 }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
-	m := &Mutex{client: c, key: key, turn: make(chan struct{}, 1)}
+	m := &Mutex{client: c, key: key, turn: make(chan struct{}, 1), notify: make(chan struct{}, 1)}
 	m.options, m.err = options.withDefaults(c.options)
 	if m.err == nil {
 		m.err = checkKeys(key, m.options.Keys)
@@ -84,6 +95,11 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m.round = c.group.NewRound()
 	m.tally.nodes = make([]nodeOutcome, c.group.Len())
 	m.tally.keys = len(m.keys)
+	if m.options.Fencing {
+		m.fenceKey = key + fenceKeySuffix
+		m.commitTally.nodes = make([]nodeOutcome, c.group.Len())
+		m.commitTally.keys = len(m.keys)
+	}
 	return m
 }
 
@@ -157,7 +173,12 @@ func (m *Mutex) giveTurn() { <-m.turn }
 var errAttemptFailed = errors.New("redlock: attempt failed")
 
 func (m *Mutex) acquireWithRetries(ctx context.Context) error {
-	reconnected := false
+	reconnected, subscribed := false, false
+	defer func() {
+		if subscribed {
+			m.client.notifier.unregister(m)
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		elapsed, err := m.attempt(ctx)
 		switch {
@@ -183,9 +204,50 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
 			return failure()
 		}
-		if err := m.sleep(ctx, m.retryDelay()); err != nil {
+		delay := m.retryDelay()
+		if m.tally.refused > 0 {
+			// Somebody holds the lock: wait for its release notification.
+			// Subscribe first, then look again, so that a release between
+			// the failed attempt and the subscription is not missed.
+			if !subscribed {
+				m.drainWake()
+				subscribed = m.client.notifier.register(m)
+				if subscribed {
+					delay = m.client.options.NodeTimeout // until the subscription is confirmed
+				}
+			} else {
+				delay *= notificationFallback
+			}
+		}
+		if err := m.sleep(ctx, delay); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure())
 		}
+	}
+}
+
+// releasedChannel returns the channel on which the release of the Mutex's
+// key is announced.
+func (m *Mutex) releasedChannel() string {
+	if m.channel == "" {
+		m.channel = releasedChannelPrefix + m.key
+	}
+	return m.channel
+}
+
+// wake ends the wait of a Lock for a release notification, now or, if
+// it is not waiting yet, at its next wait.
+func (m *Mutex) wake() {
+	select {
+	case m.notify <- struct{}{}:
+	default:
+	}
+}
+
+// drainWake forgets a wake-up that came while nobody waited.
+func (m *Mutex) drainWake() {
+	select {
+	case <-m.notify:
+	default:
 	}
 }
 
@@ -199,7 +261,8 @@ func (m *Mutex) retryDelay() time.Duration {
 	return low + rand.N(high-low+1)
 }
 
-// sleep waits for d or until ctx is done, on a timer the Mutex reuses.
+// sleep waits for d, for a release notification, or until ctx is done, on
+// a timer the Mutex reuses.
 func (m *Mutex) sleep(ctx context.Context, d time.Duration) error {
 	if m.retryTimer == nil {
 		m.retryTimer = time.NewTimer(d)
@@ -208,6 +271,9 @@ func (m *Mutex) sleep(ctx context.Context, d time.Duration) error {
 	}
 	select {
 	case <-m.retryTimer.C:
+		return nil
+	case <-m.notify:
+		m.retryTimer.Stop()
 		return nil
 	case <-ctx.Done():
 		m.retryTimer.Stop()
@@ -225,9 +291,11 @@ func (m *Mutex) roundDeadline(ctx context.Context) time.Time {
 	return deadline
 }
 
-// attempt runs one acquisition round. On success the Mutex is held. On
-// failure it sends the release to every node that may have set the key and
-// returns errAttemptFailed, with the details in m.tally.
+// attempt runs one acquisition: one round, two with fencing, and a
+// resumption check first when MutexOptions.Token is set. On success the
+// Mutex is held. On failure it sends the release to every node that may
+// have set the key and returns errAttemptFailed, with the details in
+// m.tally.
 func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
 	c := m.client
 	if err := c.misconfigured(); err != nil {
@@ -239,24 +307,40 @@ func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
 	if err := m.newToken(); err != nil {
 		return 0, err
 	}
-	m.buildAcquire()
-	m.tally.reset(OperationLock, c.need)
 	clock := c.options.Clock
+	if m.options.Token != "" {
+		if elapsed, resumed := m.resume(ctx); resumed {
+			return elapsed, nil
+		}
+	}
 	start := clock.Now()
+	if m.options.Fencing {
+		m.buildFencedAcquire()
+	} else {
+		m.buildAcquire()
+	}
+	m.tally.reset(OperationLock, c.need)
+	m.tally.fenced = m.options.Fencing
 	c.group.Send(m.round, m.roundDeadline(ctx))
 	c.group.Wait(m.round, &m.tally)
+	var fence int64
+	committed := true
+	if m.options.Fencing && m.tally.got >= c.need {
+		fence, committed = m.commitFence(ctx)
+	}
 	end := clock.Now()
 	elapsed := end.Sub(start)
 	remaining := validity(m.options.TTL, elapsed, c.options.DriftFactor)
-	acquired := m.tally.got >= c.need && remaining > 0
+	acquired := m.tally.got >= c.need && committed && remaining > 0
 	c.stats.recordAcquire(elapsed, acquired)
 	m.reportNodeErrors()
 	if acquired {
-		m.mu.Lock()
-		m.held, m.token, m.acquired, m.until = true, m.tokenBytes[:m.tokenSize], start, end.Add(remaining)
-		m.mu.Unlock()
+		// Once the hold starts, another goroutine may Unlock it and use the
+		// round and the tally: nothing of them is read after this point.
+		got := m.tally.got
+		m.startHold(start, end.Add(remaining), fence)
 		if observer := c.options.Observer; observer != nil {
-			observer.OnAcquire(AcquireEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed, Validity: remaining})
+			observer.OnAcquire(AcquireEvent{Key: m.key, Got: got, Need: c.need, Elapsed: elapsed, Validity: remaining})
 		}
 		return elapsed, nil
 	}
@@ -334,6 +418,11 @@ func (m *Mutex) releaseAfterFailure(ctx context.Context) {
 // negative ttl leaves the TTL argument out. A nil script means the release
 // script sent with EVAL.
 func (m *Mutex) buildScript(call *conn.Call, script *conn.Script, ttl int64) {
+	m.buildScriptWithToken(call, script, m.tokenBytes[:m.tokenSize], ttl)
+}
+
+// buildScriptWithToken is buildScript with the token given.
+func (m *Mutex) buildScriptWithToken(call *conn.Call, script *conn.Script, token []byte, ttl int64) {
 	arguments := 1
 	if ttl >= 0 {
 		arguments = 2
@@ -346,7 +435,7 @@ func (m *Mutex) buildScript(call *conn.Call, script *conn.Script, ttl int64) {
 	for _, key := range m.keys {
 		call.Command = resp.AppendBulkString(call.Command, key)
 	}
-	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
+	call.Command = resp.AppendBulk(call.Command, token)
 	if ttl >= 0 {
 		call.Command = resp.AppendBulkInt(call.Command, ttl)
 	}
@@ -354,12 +443,14 @@ func (m *Mutex) buildScript(call *conn.Call, script *conn.Script, ttl int64) {
 
 // reportNodeErrors counts the failed nodes of the last round and tells the
 // observer about them.
-func (m *Mutex) reportNodeErrors() {
-	if m.tally.failed == 0 {
+func (m *Mutex) reportNodeErrors() { m.reportNodeErrorsOf(&m.tally) }
+
+func (m *Mutex) reportNodeErrorsOf(tally *tally) {
+	if tally.failed == 0 {
 		return
 	}
 	observer := m.client.options.Observer
-	for i, node := range m.tally.nodes {
+	for i, node := range tally.nodes {
 		switch node.outcome {
 		case OutcomeError, OutcomeTimeout, OutcomeNotSent:
 			if node.err == errNotAwaited {
@@ -367,7 +458,7 @@ func (m *Mutex) reportNodeErrors() {
 			}
 			m.client.stats.recordNodeError(node.outcome)
 			if observer != nil {
-				observer.OnNodeError(NodeErrorEvent{Key: m.key, Operation: m.tally.operation, Address: m.client.addresses[i],
+				observer.OnNodeError(NodeErrorEvent{Key: m.key, Operation: tally.operation, Address: m.client.addresses[i],
 					Outcome: node.outcome, Latency: node.latency, Err: node.err})
 			}
 		}

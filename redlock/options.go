@@ -234,6 +234,10 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 		// The token is not quoted: whoever knows it can release the lock.
 		return o, fmt.Errorf("%w: MutexOptions.Token of %d bytes is longer than MaxTokenLength or holds a space or a character that is not printable ASCII", ErrInvalidOptions, len(o.Token))
 	}
+	if o.Token != "" && o.Fencing {
+		// A resumed hold cannot learn the fence its first holder committed.
+		return o, fmt.Errorf("%w: MutexOptions.Token and MutexOptions.Fencing cannot be combined: a resumed hold has no fence", ErrInvalidOptions)
+	}
 	if len(o.Keys) > 0 {
 		for i, key := range o.Keys {
 			if key == "" {

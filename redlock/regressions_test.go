@@ -152,8 +152,9 @@ func TestRow15ReleasingALostLockIsOneRound(t *testing.T) {
 // is left running after the hold ends.
 func TestRow16ExtendUpdatesTheHoldAndDoneSignalsLoss(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
-	client := nodes.client(t, Options{})
 	goroutines := runtime.NumGoroutine()
+	client, err := New(nodes.addresses, Options{})
+	require.NoError(t, err)
 	m := client.NewMutex("k", MutexOptions{})
 	require.NoError(t, m.Lock(context.Background()))
 	done := m.Done()
@@ -173,5 +174,6 @@ func TestRow16ExtendUpdatesTheHoldAndDoneSignalsLoss(t *testing.T) {
 	<-done // closed by the failed extension: the test would hang otherwise
 	assert.ErrorIs(t, m.Unlock(context.Background()), ErrLockLost)
 	assert.Equal(t, repeat("someone else", 3), client.values(t, "k"), "the other holder's keys are untouched")
-	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "nothing keeps running after the hold")
+	require.NoError(t, client.Close())
+	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "nothing keeps running after Close")
 }

@@ -44,7 +44,31 @@ var (
 	//
 	//go:embed scripts/check.lua
 	checkScript string
+
+	// acquireFencedScript is acquireMultiScript with the resource's fencing
+	// counter as the last key: it returns the counter (≥ 0) when it set
+	// every lock key, acquireFencedRefused otherwise.
+	//
+	//go:embed scripts/acquire_fenced.lua
+	acquireFencedScript string
+
+	// commitFenceScript raises the fencing counter (the last key) to the
+	// fence ARGV[2] if every lock key holds the token; it returns 1, or 0
+	// when the node no longer holds the hold.
+	//
+	//go:embed scripts/commit_fence.lua
+	commitFenceScript string
+
+	// fencedSetScript writes a value only if the writer's fence is not
+	// older than the newest fence applied (see FencedStore).
+	//
+	//go:embed scripts/fenced_set.lua
+	fencedSetScript string
 )
+
+// acquireFencedRefused is the reply of acquireFencedScript when a lock key
+// already existed.
+const acquireFencedRefused = -1
 
 // Replies of extendScript.
 const (

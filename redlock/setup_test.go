@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,3 +130,6 @@ func (o *recordingObserver) OnAcquire(event AcquireEvent) {
 		onFailed(failed)
 	}
 }
+
+// errorsIsLost reports whether err says the hold was lost.
+func errorsIsLost(err error) bool { return errors.Is(err, ErrLockLost) }

@@ -25,13 +25,18 @@ type nodeOutcome struct {
 	// config is set when the node's error points at its configuration:
 	// retrying cannot fix it.
 	config bool
+	// number is the fencing counter a fenced acquisition read, or the
+	// remaining TTL in milliseconds a resumption found.
+	number int64
 }
 
 // tally counts the replies of one round as mux gathers them. It is owned
 // by the goroutine that runs the round.
 type tally struct {
 	operation Operation
-	keys      int // the number of lock keys, which a release must confirm
+	fenced    bool // an acquisition that reads the fencing counter
+	commit    bool // the commit round of a fenced acquisition
+	keys      int  // the number of lock keys, which a release must confirm
 	need      int
 	nodes     []nodeOutcome
 	got       int // nodes that confirmed
@@ -41,7 +46,7 @@ type tally struct {
 }
 
 func (t *tally) reset(operation Operation, need int) {
-	t.operation, t.need = operation, need
+	t.operation, t.need, t.fenced, t.commit = operation, need, false, false
 	t.got, t.refused, t.failed, t.down = 0, 0, 0, 0
 	for i := range t.nodes {
 		t.nodes[i] = nodeOutcome{outcome: OutcomeTimeout, err: errNotAwaited}
@@ -54,6 +59,9 @@ func (t *tally) Count(node int, call *conn.Call) bool {
 	outcome := &t.nodes[node]
 	*outcome = nodeOutcome{latency: call.Latency}
 	outcome.outcome, outcome.err, outcome.config = t.classify(call)
+	if outcome.outcome == OutcomeAcquired && call.Reply.Type == resp.TypeInteger {
+		outcome.number = call.Reply.Int
+	}
 	switch outcome.outcome {
 	case OutcomeAcquired:
 		t.got++
@@ -72,7 +80,7 @@ func (t *tally) Count(node int, call *conn.Call) bool {
 	// extensions wait for every answer too: each node's outcome is
 	// reported, and a call whose answer is not awaited would lose its
 	// NOSCRIPT fallback.
-	return t.operation == OperationLock && t.got >= t.need
+	return t.operation == OperationLock && !t.commit && t.got >= t.need
 }
 
 // classify turns a call into an outcome. It allocates only for failures.
@@ -95,6 +103,22 @@ func (t *tally) classify(call *conn.Call) (Outcome, error, bool) {
 			return OutcomeError, fmt.Errorf("%w: %w", ErrConfig, reply.Err()), true
 		}
 		return OutcomeError, reply.Err(), false
+	}
+	switch {
+	case t.commit:
+		if reply.Type == resp.TypeInteger {
+			if reply.Int == 1 {
+				return OutcomeAcquired, nil, false
+			}
+			return OutcomeMissing, nil, false
+		}
+	case t.fenced:
+		if reply.Type == resp.TypeInteger {
+			if reply.Int >= 0 {
+				return OutcomeAcquired, nil, false
+			}
+			return OutcomeHeld, nil, false
+		}
 	}
 	switch t.operation {
 	case OperationLock:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func BenchmarkEncodeSet(b *testing.B) {
@@ -176,6 +177,21 @@ func BenchmarkReaderLargeBulk(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
 		reader := NewReader(&chunkReader{data: frame, sizes: []int{16 << 10}}, Limits{})
+		if _, err := reader.ReadReply(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReaderTrickle reads an array of 1024 integers arriving one byte
+// per read: the parser resumes where it stopped instead of parsing the
+// array again from its start at every byte.
+func BenchmarkReaderTrickle(b *testing.B) {
+	frame := []byte("*1024\r\n" + strings.Repeat(":1\r\n", 1024))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		reader := NewReader(iotest.OneByteReader(bytes.NewReader(frame)), Limits{})
 		if _, err := reader.ReadReply(); err != nil {
 			b.Fatal(err)
 		}

@@ -16,10 +16,13 @@
 // into the buffer they were read from.
 //
 // The parser treats the network as hostile. Every length and count is
-// checked against Limits before it is trusted, nesting depth is bounded, the
-// grammar is strict (exact CRLF, no leading zeros, no '+' in integers), and
-// memory is committed only as bytes arrive, never from a declared length.
-// Attributes are checked under the same limits and skipped.
+// checked against Limits before it is trusted, aggregates are parsed with an
+// explicit stack bounded by the depth limit, the grammar is strict (exact
+// CRLF, no leading zeros, no '+' in integers), and memory is committed only
+// as bytes arrive, never from a declared length. Attributes are checked under
+// the same limits and skipped. A Reader waits for a bulk payload to arrive
+// whole before parsing again, and resumes an unfinished aggregate where it
+// stopped, so a reply trickling in costs time linear in its size.
 //
 // # Concurrency
 //

@@ -25,8 +25,25 @@ func AppendBulkString(dst []byte, s string) []byte {
 // AppendBulkInt appends the decimal text of v as a bulk string, the way a
 // command passes a number such as a TTL.
 func AppendBulkInt(dst []byte, v int64) []byte {
-	dst = appendHeader(dst, TypeBulkString, decimalLength(v))
-	dst = strconv.AppendInt(dst, v, 10)
+	var digits [20]byte // "-9223372036854775808" at most
+	i := len(digits)
+	magnitude := uint64(v)
+	if v < 0 {
+		magnitude = -magnitude
+	}
+	for magnitude >= 10 {
+		i--
+		digits[i] = byte('0' + magnitude%10)
+		magnitude /= 10
+	}
+	i--
+	digits[i] = byte('0' + magnitude)
+	if v < 0 {
+		i--
+		digits[i] = '-'
+	}
+	dst = appendHeader(dst, TypeBulkString, len(digits)-i)
+	dst = append(dst, digits[i:]...)
 	return append(dst, '\r', '\n')
 }
 
@@ -46,9 +63,10 @@ func AppendCommand(dst []byte, args ...string) []byte {
 // `*-1`, any other null as `_`. A Double is written from Float (Str is
 // ignored), an Integer from Int and a Boolean from Int != 0. The caller keeps
 // simple strings and errors free of CR and LF, and big numbers to digits: the
-// text is written as is. A TypeAttribute value encodes as an attribute
-// header and its pairs; a Parse of the result expects the value it annotates
-// to follow.
+// text is written as is. A Map writes len(Elems)/2 pairs. A TypeAttribute
+// value encodes as an attribute header and its pairs; a Parse of the result
+// expects the value it annotates to follow. A value of unknown type encodes
+// as an array of its Elems.
 func AppendValue(dst []byte, v Value) []byte {
 	if v.Null || v.Type == TypeNull {
 		switch v.Type {
@@ -102,22 +120,14 @@ func AppendValue(dst []byte, v Value) []byte {
 
 // appendHeader appends a type byte, a length and CRLF.
 func appendHeader(dst []byte, t Type, n int) []byte {
+	// Command arguments are mostly short: one append, no strconv.
+	switch {
+	case 0 <= n && n < 10:
+		return append(dst, byte(t), byte('0'+n), '\r', '\n')
+	case 10 <= n && n < 100:
+		return append(dst, byte(t), byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+	}
 	dst = append(dst, byte(t))
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	return append(dst, '\r', '\n')
-}
-
-// decimalLength returns the number of bytes of strconv.FormatInt(v, 10).
-func decimalLength(v int64) int {
-	length := 1
-	magnitude := uint64(v)
-	if v < 0 {
-		length++
-		magnitude = -magnitude
-	}
-	for magnitude >= 10 {
-		magnitude /= 10
-		length++
-	}
-	return length
 }

@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,12 +49,12 @@ func TestAppendCommandEncoders(t *testing.T) {
 	}
 }
 
-func TestDecimalLength(t *testing.T) {
+func TestAppendBulkIntParses(t *testing.T) {
 	for _, v := range []int64{0, 1, 9, 10, 99, 100, -1, -9, -10, 1e18 - 1, 1e18, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
-		digits := AppendBulkInt(nil, v)
-		_, n, err := Parse(digits, Limits{})
-		if err != nil || n != len(digits) {
-			t.Errorf("AppendBulkInt(%d) = %q: parse took %d bytes, error %v", v, digits, n, err)
+		frame := AppendBulkInt(nil, v)
+		got, n, err := Parse(frame, Limits{})
+		if err != nil || n != len(frame) || string(got.Str) != strconv.FormatInt(v, 10) {
+			t.Errorf("AppendBulkInt(%d) = %q: parsed %v, %d, %v", v, frame, got, n, err)
 		}
 	}
 }

@@ -40,12 +40,16 @@ func FuzzParse(f *testing.F) {
 		for _, limits := range fuzzLimits {
 			p := parser{limits: limits.withDefaults()}
 			var v Value
-			n, err := p.parse(data, &v)
+			n, err := p.parse(data, &v, false)
 			if n < 0 || n > len(data) {
 				t.Fatalf("took %d bytes of %d", n, len(data))
 			}
 			if len(p.arena) > p.limits.MaxTotalElements || p.total > p.limits.MaxTotalElements && err == nil {
 				t.Fatalf("kept %d elements, declared %d, limit %d", len(p.arena), p.total, p.limits.MaxTotalElements)
+			}
+			// Parse, which takes the fast path, agrees with the general parser.
+			if fastValue, fastN, fastErr := Parse(data, limits); !valuesEqual(fastValue, v) || fastN != n || !errorsEqual(fastErr, err) {
+				t.Fatalf("Parse gives %v, %d, %v; the general parser %v, %d, %v", fastValue, fastN, fastErr, v, n, err)
 			}
 			var protocolErr *ProtocolError
 			switch {
@@ -117,6 +121,15 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// position says where a generated value sits, which restricts its type.
+type position uint8
+
+const (
+	positionTop     position = iota // a whole reply: pushes allowed
+	positionElement                 // inside an aggregate
+	positionKey                     // a map key: scalars only
+)
 
 // valueGenerator builds a valid Value of bounded size from fuzz bytes.
 type valueGenerator struct {

@@ -12,7 +12,10 @@ import (
 
 // Tests of RELIABILITY.md §9: the hostile payloads of §9.1, each a typed
 // error or the right value, and the rules of §9.2 not covered by the
-// invalidFrames table (which TestParseInvalid runs, tagged by rule).
+// invalidFrames table (which TestParseInvalid runs, tagged by rule). R13
+// (more replies than requests), R14 and R15 are the connection's: the Reader
+// returns every frame in order, and a protocol error poisons it
+// (TestReaderPoisoned).
 
 func TestHostilePayloads(t *testing.T) {
 	tests := []struct {
@@ -143,7 +146,8 @@ func TestHostileAggregateCountsDoNotAllocate(t *testing.T) {
 			t.Fatalf("Parse error = %v, want ErrIncomplete", err)
 		}
 	})
-	if max := uint64(64 * unsafe.Sizeof(Value{})); perRun > max {
+	// Room for 64 elements, rounded up to a size class, against 1024 declared.
+	if max := uint64(64*unsafe.Sizeof(Value{})) * 9 / 8; perRun > max {
 		t.Errorf("Parse of a declared 1024-element array with 3 elements allocates %d bytes, want at most %d", perRun, max)
 	}
 

@@ -14,22 +14,18 @@ import (
 // Attributes are parsed under the same limits and skipped: the value they
 // annotate is returned. Scalars point into buf; aggregates allocate.
 func Parse(buf []byte, limits Limits) (v Value, n int, err error) {
+	lineLength := min(maxFastLineLength, clampLimit(limits.MaxLineLength, DefaultMaxLineLength, HardMaxLineLength))
+	bulkLength := clampLimit(limits.MaxBulkLength, DefaultMaxBulkLength, HardMaxBulkLength)
+	if t, text, integer, length := fastScalar(buf, lineLength, bulkLength); length > 0 {
+		return Value{Type: t, Null: text == nil && t != TypeInteger, Int: integer, Str: text}, length, nil
+	}
 	p := parser{limits: limits.withDefaults()}
-	n, err = p.parse(buf, &v)
+	n, err = p.parse(buf, &v, false)
 	return v, n, err
 }
 
-// position says where a value sits, which restricts its type.
-type position uint8
-
-const (
-	positionTop     position = iota // a whole reply: pushes allowed
-	positionElement                 // inside an aggregate
-	positionKey                     // a map or attribute key: scalars only
-)
-
-// parser holds the state of parsing one frame. A Reader keeps one to reuse
-// its element stacks; they grow by append, only as elements are parsed.
+// parser holds the state of parsing one frame. A Reader keeps one, to reuse
+// its memory and to resume an unfinished frame where it stopped.
 type parser struct {
 	limits Limits // with defaults filled
 	buf    []byte // the frame and maybe more; buf[0] is the frame's type byte
@@ -40,59 +36,43 @@ type parser struct {
 	// within a bulk payload, whose bytes are not checked: a Reader need not
 	// parse a large bulk again until it has arrived.
 	need int
+	// stack holds the aggregates being parsed, outermost first: an explicit
+	// stack, at most MaxDepth deep.
+	stack []level
 	// scratch holds the elements of the aggregates being parsed, innermost
 	// last; a finished aggregate moves its elements to arena.
 	scratch []Value
 	// arena holds the elements of finished aggregates: each Value.Elems is
-	// a capacity-limited window into it.
+	// a capacity-limited window into it. Both grow by append, only as
+	// elements are parsed.
 	arena []Value
 }
 
 // parse parses the frame at the start of buf into v and returns its length.
 // Values are written through pointers, to save copying them up the stack.
-func (p *parser) parse(buf []byte, v *Value) (int, error) {
-	p.buf, p.pos, p.total, p.need = buf, 0, 0, 0
-	p.scratch, p.arena = p.scratch[:0], p.arena[:0]
+//
+// When resume is set, the parser continues the frame of its last call, which
+// returned ErrIncomplete: buf must hold the same bytes, extended, and the
+// bytes parsed must not have moved since (see parser.aggregates).
+func (p *parser) parse(buf []byte, v *Value, resume bool) (int, error) {
+	p.buf, p.need = buf, 0
+	if !resume {
+		p.pos, p.total = 0, 0
+		p.stack, p.scratch, p.arena = p.stack[:0], p.scratch[:0], p.arena[:0]
+	}
 	var err error
-	if len(buf) > 0 && !Type(buf[0]).isAggregate() {
-		err = p.scalar(v) // no aggregate bookkeeping
+	if len(p.stack) == 0 && p.pos == 0 && len(buf) > 0 && !Type(buf[0]).isAggregate() {
+		if err = p.scalar(v); err != nil { // no aggregate bookkeeping
+			p.pos = 0 // to resume from the start
+		}
 	} else {
-		err = p.value(v, 0, positionTop, false)
+		err = p.aggregates(v)
 	}
 	if err != nil {
 		*v = Value{}
 		return 0, err
 	}
 	return p.pos, nil
-}
-
-// value parses the value at p.pos into v, after any attributes, which it
-// skips. depth counts the enclosing aggregates. When discard is set the value
-// is only checked, and its elements are not kept.
-func (p *parser) value(v *Value, depth int, where position, discard bool) error {
-	for {
-		if p.pos >= len(p.buf) {
-			p.need = len(p.buf) + 1
-			return ErrIncomplete
-		}
-		t := Type(p.buf[p.pos])
-		switch t {
-		case TypeAttribute:
-			if err := p.aggregate(v, t, depth, true); err != nil {
-				return err
-			}
-			continue
-		case TypeArray, TypeSet, TypeMap, TypePush:
-			if where == positionKey {
-				return p.fail(p.pos, "map key is an aggregate")
-			}
-			if t == TypePush && where != positionTop {
-				return p.fail(p.pos, "push inside an aggregate")
-			}
-			return p.aggregate(v, t, depth, discard)
-		}
-		return p.scalar(v)
-	}
 }
 
 // scalar parses the non-aggregate frame whose type byte is at p.pos into v.

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -56,6 +57,9 @@ func TestParseInvalid(t *testing.T) {
 
 			// A prefix is incomplete or already fails the same way.
 			for end := range len(tc.input) {
+				if len(tc.input) > 4096 && end%1000 != 0 && end < len(tc.input)-4 {
+					continue // the long line: a sample of its prefixes
+				}
 				_, _, prefixErr := Parse([]byte(tc.input[:end]), tc.limits)
 				if prefixErr != ErrIncomplete && !errorsEqual(prefixErr, err) {
 					t.Fatalf("Parse(%q) error = %v, want ErrIncomplete or %v", tc.input[:end], prefixErr, err)
@@ -121,7 +125,7 @@ func TestParseNeed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := parser{limits: Limits{}.withDefaults()}
-			_, err := p.parse([]byte(tc.input), new(Value))
+			_, err := p.parse([]byte(tc.input), new(Value), false)
 			if err != ErrIncomplete {
 				t.Fatalf("parse(%q) error = %v, want ErrIncomplete", tc.input, err)
 			}
@@ -154,6 +158,43 @@ func TestParseRedisReplies(t *testing.T) {
 		v, n, err := Parse([]byte(reply), Limits{})
 		if err != nil || n != len(reply) {
 			t.Errorf("Parse(%q) = %v, %d, %v", reply, v, n, err)
+		}
+	}
+}
+
+// TestFastPathAgrees checks that the fast path of Parse and ReadReply gives
+// what the general parser gives, on every test stream, its prefixes and its
+// single-byte corruptions.
+func TestFastPathAgrees(t *testing.T) {
+	check := func(input []byte, limits Limits) {
+		t.Helper()
+		p := parser{limits: limits.withDefaults()}
+		var want Value
+		wantN, wantErr := p.parse(input, &want, false)
+		v, n, err := Parse(input, limits)
+		if !valuesEqual(v, want) || n != wantN || !errorsEqual(err, wantErr) || v.Str == nil != (want.Str == nil) {
+			t.Fatalf("Parse(%q) = %v, %d, %v; the general parser gives %v, %d, %v", input, v, n, err, want, wantN, wantErr)
+		}
+	}
+	for _, stream := range allStreams() {
+		if len(stream.input) > 4096 {
+			continue
+		}
+		input := []byte(stream.input)
+		for end := range len(input) + 1 {
+			check(input[:end], stream.limits)
+		}
+		for i := range input {
+			for _, replacement := range []byte{0, '\r', '\n', '-', '0', '1', '9'} {
+				corrupted := bytes.Clone(input)
+				corrupted[i] = replacement
+				check(corrupted, stream.limits)
+			}
+		}
+	}
+	for _, limits := range []Limits{{MaxLineLength: 3}, {MaxBulkLength: 3}} {
+		for _, input := range []string{"+OK\r\n", "+OKK\r\n", "-ERR\r\n", "$3\r\nabc\r\n", "$4\r\nabcd\r\n", ":123456789\r\n"} {
+			check([]byte(input), limits)
 		}
 	}
 }

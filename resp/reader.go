@@ -1,9 +1,6 @@
 package resp
 
-import (
-	"bytes"
-	"io"
-)
+import "io"
 
 // Buffer sizes of a Reader.
 const (
@@ -35,12 +32,16 @@ type Reader struct {
 	// being read starts at start.
 	buf        []byte
 	start, end int
-	// need is a lower bound on the bytes from start that the pending frame
-	// needs, learnt from the last ErrIncomplete: no use parsing before.
+	// need is the buffered length, from start, at which parsing the
+	// pending frame again can give another result, learnt from the last
+	// ErrIncomplete (see parser.need): no use parsing before.
 	need int
 	// pendingErr is a read error that came with data, held back until the
 	// data is used, as bufio does.
 	pendingErr error
+	// resume is set while the parser holds the unfinished frame at start,
+	// whose bytes have not moved since: the next parse continues it.
+	resume bool
 	// failure latches the first *ProtocolError.
 	failure error
 	parser  parser
@@ -64,10 +65,6 @@ func NewReader(rd io.Reader, limits Limits) *Reader {
 		fastLineLength: min(maxFastLineLength, limits.MaxLineLength),
 	}
 }
-
-// maxFastLineLength bounds the simple strings and errors of the fast path:
-// longer lines take the general parser.
-const maxFastLineLength = 128
 
 // ReadReply reads one whole frame and returns it, skipping any attributes
 // before it. Pushes are returned like replies, with Type TypePush.
@@ -95,40 +92,15 @@ func (r *Reader) ReadReply() (Value, error) {
 	for {
 		if buffered := r.end - r.start; buffered > 0 && buffered >= r.need {
 			frame := r.buf[r.start:r.end]
-			// Fast path for the replies of a lock client: a whole short
-			// scalar, built in place. Anything else, including every
-			// error, takes the general parser.
-			switch frame[0] {
-			case '+', '-':
-				if end := fastLineEnd(frame, r.fastLineLength); end > 0 {
-					r.start += end + 2
-					r.need = 0
-					return Value{Type: Type(frame[0]), Str: frame[1:end:end]}, nil
-				}
-			case ':':
-				if n, length := fastInteger(frame); length > 0 {
-					r.start += length
-					r.need = 0
-					return Value{Type: TypeInteger, Int: n}, nil
-				}
-			case '$':
-				if payload, end := fastBulk(frame, r.limits.MaxBulkLength); end > 0 {
-					r.start += end + 2
-					r.need = 0
-					if payload == 0 {
-						return Value{Type: TypeBulkString, Null: true}, nil
-					}
-					return Value{Type: TypeBulkString, Str: frame[payload:end:end]}, nil
-				}
-			case '_':
-				if len(frame) >= 3 && frame[1] == '\r' && frame[2] == '\n' {
-					r.start += 3
-					r.need = 0
-					return Value{Type: TypeNull, Null: true}, nil
-				}
+			// The fast path: a whole short scalar, built in place.
+			if t, text, integer, length := fastScalar(frame, r.fastLineLength, r.limits.MaxBulkLength); length > 0 {
+				r.start += length
+				r.need = 0
+				return Value{Type: t, Null: text == nil && t != TypeInteger, Int: integer, Str: text}, nil
 			}
 			var v Value
-			n, err := r.parser.parse(frame, &v)
+			n, err := r.parser.parse(frame, &v, r.resume)
+			r.resume = err == ErrIncomplete
 			switch {
 			case err == nil:
 				r.start += n
@@ -161,12 +133,11 @@ func (r *Reader) Buffered() int {
 func (r *Reader) Reset(rd io.Reader) {
 	r.source = rd
 	r.start, r.end, r.need = 0, 0, 0
-	r.pendingErr, r.failure = nil, nil
+	r.pendingErr, r.failure, r.resume = nil, nil, false
 }
 
 // fill reads more bytes into the buffer, making room first: consumed bytes
-// are dropped, and a full buffer grows by at most growthStep (or an eighth of
-// its size, when that is larger; see grow).
+// are dropped, and a full buffer grows (see grow).
 func (r *Reader) fill() error {
 	if err := r.pendingErr; err != nil {
 		r.pendingErr = nil
@@ -176,6 +147,7 @@ func (r *Reader) fill() error {
 		copy(r.buf, r.buf[r.start:r.end])
 		r.end -= r.start
 		r.start = 0
+		r.resume = false // the values parsed so far point at moved bytes
 	}
 	if r.end == len(r.buf) {
 		r.grow()
@@ -202,8 +174,8 @@ func (r *Reader) fill() error {
 
 // grow enlarges the full buffer towards r.need. Each step adds at most
 // growthStep bytes until the buffer reaches 1 MiB (the default bulk limit),
-// then at most a sixteenth of its size, which keeps the copying linear for
-// large limits while committing at most 6.25% more than has arrived.
+// then at most a sixteenth of its size, which keeps the total copying linear
+// for large limits while committing at most 6.25% more than has arrived.
 func (r *Reader) grow() {
 	size := len(r.buf)
 	step := max(growthStep, size/16)
@@ -212,82 +184,5 @@ func (r *Reader) grow() {
 	target := min(size+step, max(r.need, 2*size))
 	buf := make([]byte, target)
 	copy(buf, r.buf[:r.end])
-	r.buf = buf
-}
-
-// The fast path of ReadReply. Each function recognises a whole, valid frame
-// of the common shape only, and returns 0 for anything else: the general
-// parser then decides, so the fast path needs no error handling and cannot
-// change any result. FuzzParseChunked checks that the Reader and Parse agree.
-
-// fastLineEnd returns the index of the CR ending the simple string or error
-// in frame, if the whole line is there, holds at most maxLength bytes, and
-// is valid.
-func fastLineEnd(frame []byte, maxLength int) int {
-	window := frame[:min(len(frame), 1+maxLength+1)]
-	end := bytes.IndexByte(window, '\r')
-	if end < 1 || end+1 >= len(frame) || frame[end+1] != '\n' || bytes.IndexByte(frame[1:end], '\n') >= 0 {
-		return 0
-	}
-	return end
-}
-
-// fastInteger returns the value and length of the integer frame of at most
-// 18 digits at the start of frame, if it is whole and valid.
-func fastInteger(frame []byte) (n int64, length int) {
-	i := 1
-	negative := i < len(frame) && frame[i] == '-'
-	if negative {
-		i++
-	}
-	first := i
-	for ; i < len(frame) && i-first < 18; i++ {
-		c := frame[i]
-		if c < '0' || c > '9' {
-			break
-		}
-		n = n*10 + int64(c-'0')
-	}
-	digits := i - first
-	if digits == 0 || frame[first] == '0' && (digits > 1 || negative) {
-		return 0, 0
-	}
-	if i+1 >= len(frame) || frame[i] != '\r' || frame[i+1] != '\n' {
-		return 0, 0
-	}
-	if negative {
-		n = -n
-	}
-	return n, i + 2
-}
-
-// fastBulk returns the bounds of the payload of the bulk string at the start
-// of frame, if it is whole and valid, with a length of at most 9 digits and
-// at most limit. A null bulk string gives a payload start of 0 and its end
-// minus 2 as end, so that end+2 is always the frame's length.
-func fastBulk(frame []byte, limit int) (payload, end int) {
-	if len(frame) >= 5 && frame[1] == '-' {
-		if frame[2] == '1' && frame[3] == '\r' && frame[4] == '\n' {
-			return 0, 3
-		}
-		return 0, 0
-	}
-	i := 1
-	length := 0
-	for ; i < len(frame) && i < 10; i++ {
-		c := frame[i]
-		if c < '0' || c > '9' {
-			break
-		}
-		length = length*10 + int(c-'0')
-	}
-	if i == 1 || frame[1] == '0' && i > 2 || length > limit {
-		return 0, 0
-	}
-	payload = i + 2
-	end = payload + length
-	if end+1 >= len(frame) || frame[i] != '\r' || frame[i+1] != '\n' || frame[end] != '\r' || frame[end+1] != '\n' {
-		return 0, 0
-	}
-	return payload, end
+	r.buf = buf // values parsed so far keep the old buffer, unchanged
 }

@@ -178,7 +178,7 @@ func TestReaderWaitsForKnownLength(t *testing.T) {
 	source := &chunkReader{data: frame, sizes: []int{1024}}
 	reader := NewReader(source, Limits{})
 	reader.fill()
-	if _, err := reader.parser.parse(reader.buf[:reader.end], new(Value)); err != ErrIncomplete {
+	if _, err := reader.parser.parse(reader.buf[:reader.end], new(Value), false); err != ErrIncomplete {
 		t.Fatalf("parse of the first chunk: %v, want ErrIncomplete", err)
 	}
 	if want := len(frame) - len("\r\n+OK\r\n") + 1; reader.parser.need != want {
@@ -216,7 +216,12 @@ func TestReaderLargeFrames(t *testing.T) {
 			t.Fatalf("chunks of %d: %d values, error %v", size, len(values), err)
 		}
 		if !bytes.Equal(values[0].Str, payload) || !values[1].IsOK() || len(values[2].Str) != 60_000 || len(values[3].Elems) != 1000 {
-			t.Errorf("chunks of %d: wrong values", size)
+			t.Fatalf("chunks of %d: wrong values", size)
+		}
+		for i, element := range values[3].Elems {
+			if !valuesEqual(element, bulk("abc")) {
+				t.Fatalf("chunks of %d: element %d = %v", size, i, element)
+			}
 		}
 	}
 }
@@ -277,7 +282,8 @@ func parseBuffered(r *Reader) (Value, error) {
 		return Value{}, ErrIncomplete
 	}
 	var v Value
-	n, err := r.parser.parse(r.buf[r.start:r.end], &v)
+	n, err := r.parser.parse(r.buf[r.start:r.end], &v, r.resume)
+	r.resume = err == ErrIncomplete
 	switch err {
 	case nil:
 		r.start += n
@@ -286,4 +292,37 @@ func parseBuffered(r *Reader) (Value, error) {
 		r.need = r.parser.need
 	}
 	return v, err
+}
+
+// TestReaderResumesAggregates checks that an aggregate arriving in pieces is
+// not parsed again from its start: the parser keeps the elements finished so
+// far and continues after them.
+func TestReaderResumesAggregates(t *testing.T) {
+	frame := "*2\r\n:1\r\n*2\r\n$3\r\nabc\r\n:3\r\n"
+	reader := NewReader(&chunkReader{data: []byte(frame)}, Limits{})
+	for reader.end < len("*2\r\n:1\r\n*2\r\n$3\r\nabc\r\n:") {
+		if _, err := parseBuffered(reader); err != ErrIncomplete {
+			t.Fatalf("parse of %q: error %v, want ErrIncomplete", reader.buf[:reader.end], err)
+		}
+		if err := reader.fill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := parseBuffered(reader); err != ErrIncomplete {
+		t.Fatalf("parse of %q: error %v, want ErrIncomplete", reader.buf[:reader.end], err)
+	}
+	// Stopped at the start of ":3", inside the inner array, with 1 element
+	// of the outer array and 1 of the inner one kept.
+	if want := len("*2\r\n:1\r\n*2\r\n$3\r\nabc\r\n"); reader.parser.pos != want {
+		t.Errorf("parser stopped at %d, want %d", reader.parser.pos, want)
+	}
+	if len(reader.parser.stack) != 2 || len(reader.parser.scratch) != 2 || !reader.resume {
+		t.Errorf("parser keeps %d levels and %d elements, resume %t; want 2, 2, true",
+			len(reader.parser.stack), len(reader.parser.scratch), reader.resume)
+	}
+	v, err := reader.ReadReply()
+	want := array(integer(1), array(bulk("abc"), integer(3)))
+	if err != nil || !valuesEqual(v, want) {
+		t.Errorf("ReadReply() = %v, %v; want %v", v, err, want)
+	}
 }

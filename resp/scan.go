@@ -145,6 +145,7 @@ func (p *parser) length(limit int, nullable bool) (n int, null bool, err error) 
 		return 0, false, p.fail(i, "streamed strings and aggregates are not supported")
 	}
 	first := i
+	var length int64 // within limit*10+9, which fits even where int has 32 bits
 	for ; i < len(buf); i++ {
 		c := buf[i]
 		if c < '0' || c > '9' {
@@ -153,11 +154,12 @@ func (p *parser) length(limit int, nullable bool) (n int, null bool, err error) 
 		if i > first && buf[first] == '0' {
 			return 0, false, p.fail(i, "length has a leading zero")
 		}
-		n = n*10 + int(c-'0')
-		if n > limit {
+		length = length*10 + int64(c-'0')
+		if length > int64(limit) {
 			return 0, false, p.tooLarge(i, "length exceeds the limit")
 		}
 	}
+	n = int(length)
 	if i == first {
 		if i >= len(buf) {
 			p.need = i + 1

@@ -1,7 +1,10 @@
--- release.lua deletes every lock key that holds the caller's token.
+-- release.lua deletes every lock key that holds the caller's token, and
+-- tells the clients waiting for the lock that it is free.
 -- KEYS: the lock keys. ARGV[1]: the token.
 -- Returns the number of keys released: #KEYS when the node released the
 -- whole hold, 0 when it held none of it (missing, expired or another token).
+-- When it released anything it publishes an empty message on
+-- "lockmux:released:" .. KEYS[1], which waiting clients subscribe to.
 -- A key of the wrong type raises WRONGTYPE: it is not caught.
 local released = 0
 for _, key in ipairs(KEYS) do
@@ -9,5 +12,8 @@ for _, key in ipairs(KEYS) do
     redis.call("DEL", key)
     released = released + 1
   end
+end
+if released > 0 then
+  redis.call("PUBLISH", "lockmux:released:" .. KEYS[1], "")
 end
 return released

@@ -1,0 +1,85 @@
+package redlock
+
+import (
+	"context"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// The scripts of fencing.
+var (
+	acquireFencedLua = conn.NewScript(acquireFencedScript)
+	commitFenceLua   = conn.NewScript(commitFenceScript)
+	fencedSetLua     = conn.NewScript(fencedSetScript)
+)
+
+// fenceKeySuffix ends the key of a resource's fencing counter, which
+// follows the Mutex's key. The counter has no TTL: it must outlive every
+// hold, and survive restarts (appendfsync always).
+const fenceKeySuffix = ":lockmux-fence"
+
+// Fence returns the hold's fencing token, or 0 when the Mutex is not held
+// or MutexOptions.Fencing is off. Fences of one resource strictly increase
+// from hold to hold, across clients and processes, as long as the nodes
+// keep their data (see the package documentation, # Safety). Pass it to
+// the resource with every write, and have the resource refuse a fence
+// older than the newest it has seen (FencedStore does that for a Redis
+// key).
+func (m *Mutex) Fence() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.held {
+		return 0
+	}
+	return m.fence
+}
+
+// buildFencedAcquire writes the first round of a fenced acquisition: every
+// lock key set, and the counter read, by one script.
+func (m *Mutex) buildFencedAcquire() {
+	call := &m.round.Calls[0]
+	call.SetScript(acquireFencedLua, len(m.keys)+1, 2)
+	for _, key := range m.keys {
+		call.Command = resp.AppendBulkString(call.Command, key)
+	}
+	call.Command = resp.AppendBulkString(call.Command, m.fenceKey)
+	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
+	call.Command = resp.AppendBulkInt(call.Command, m.ttl)
+	m.round.SetAll()
+}
+
+// commitFence runs the second round of a fenced acquisition: the fence is
+// one more than the largest counter the nodes that said OK returned, and
+// it is written back to those nodes if they still hold the lock. Any later
+// acquisition's quorum shares a node with the quorum that confirms this
+// commit, reads a counter at least this fence there, and gets a larger
+// one. It returns the fence and whether a quorum confirmed it.
+func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
+	var fence int64
+	for _, node := range m.tally.nodes {
+		if node.outcome == OutcomeAcquired && node.number > fence {
+			fence = node.number
+		}
+	}
+	fence++
+	call := &m.round.Calls[0]
+	call.SetScript(commitFenceLua, len(m.keys)+1, 2)
+	for _, key := range m.keys {
+		call.Command = resp.AppendBulkString(call.Command, key)
+	}
+	call.Command = resp.AppendBulkString(call.Command, m.fenceKey)
+	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
+	call.Command = resp.AppendBulkInt(call.Command, fence)
+	m.round.SetAll()
+	for i := range m.round.Calls {
+		if m.tally.nodes[i].outcome != OutcomeAcquired {
+			m.round.Calls[i].Reset() // it holds nothing of ours: not sent
+		}
+	}
+	m.commitTally.reset(OperationLock, m.client.need)
+	m.commitTally.commit = true
+	m.client.group.Send(m.round, m.roundDeadline(ctx))
+	m.client.group.Wait(m.round, &m.commitTally)
+	return fence, m.commitTally.got >= m.client.need
+}

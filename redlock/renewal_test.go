@@ -1,0 +1,159 @@
+package redlock
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+// countingObserver counts automatic extensions and losses.
+type countingObserver struct {
+	NopObserver
+	mu        sync.Mutex
+	automatic int
+	failed    int
+	lost      []error
+	onExtend  func(ExtendEvent)
+}
+
+func (o *countingObserver) OnExtend(event ExtendEvent) {
+	o.mu.Lock()
+	if event.Automatic {
+		o.automatic++
+		if event.Err != nil {
+			o.failed++
+		}
+	}
+	onExtend := o.onExtend
+	o.mu.Unlock()
+	if onExtend != nil {
+		onExtend(event)
+	}
+}
+
+func (o *countingObserver) OnLost(event LostEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lost = append(o.lost, event.Err)
+}
+
+func (o *countingObserver) counts() (automatic, failed, lost int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.automatic, o.failed, len(o.lost)
+}
+
+// A hold of 5 s with a 1 s TTL survives through its renewal.
+func TestRenewalKeepsALongHold(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	observer := &countingObserver{}
+	client := nodes.client(t, Options{Observer: observer})
+	err := client.Do(context.Background(), "long", MutexOptions{TTL: time.Second}, func(ctx context.Context) error {
+		select {
+		case <-time.After(5 * time.Second): // the work
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	})
+	require.NoError(t, err)
+	automatic, failed, lost := observer.counts()
+	assert.GreaterOrEqual(t, automatic, 10, "about one extension per third of the TTL")
+	assert.Zero(t, failed)
+	assert.Zero(t, lost)
+	assert.Equal(t, repeat("", 3), client.values(t, "long"), "Do unlocked")
+}
+
+// With 3 of 5 nodes stopped the renewal cannot reach a quorum: the hold is
+// declared lost before its validity ends, so that its holder can stop in
+// time.
+func TestRenewalSignalsLossBeforeTheValidityEnds(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 5, redistest.Options{})
+	observer := &countingObserver{}
+	client := nodes.client(t, Options{Observer: observer, NodeTimeout: 20 * time.Millisecond})
+	m := client.NewMutex("k", MutexOptions{TTL: time.Second, AutoExtend: true})
+	require.NoError(t, m.Lock(context.Background()))
+	for _, server := range nodes.servers[:3] {
+		server.Stop()
+	}
+	defer func() {
+		for _, server := range nodes.servers[:3] {
+			server.Cont()
+		}
+	}()
+
+	<-m.Done()
+	until := m.Until()
+	assert.True(t, time.Now().Before(until), "lost %v before the validity ended", time.Until(until))
+	_, failed, lost := observer.counts()
+	assert.Positive(t, failed)
+	assert.Equal(t, 1, lost)
+	assert.ErrorIs(t, m.Unlock(context.Background()), ErrLockLost)
+}
+
+// The context of Client.Do is cancelled with cause ErrLockLost when the
+// hold is lost.
+func TestDoCancelsItsContextWhenTheHoldIsLost(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	client := nodes.client(t, Options{})
+	err := client.Do(context.Background(), "k", MutexOptions{TTL: 300 * time.Millisecond}, func(ctx context.Context) error {
+		for i := range nodes.servers {
+			client.do(t, i, "SET", "k", "thief") // the keys are taken over
+		}
+		<-ctx.Done()
+		return context.Cause(ctx)
+	})
+	require.ErrorIs(t, err, ErrLockLost)
+}
+
+// D13 (Redisson #7272): an Unlock that comes while an automatic extension
+// is in flight stops the renewal: nothing is scheduled for the hold again.
+func TestD13UnlockDuringAnExtensionStopsTheRenewal(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	goroutines := runtime.NumGoroutine()
+	observer := &countingObserver{}
+	client, err := New(nodes.addresses, Options{Observer: observer})
+	require.NoError(t, err)
+	m := client.NewMutex("k", MutexOptions{TTL: 60 * time.Millisecond, AutoExtend: true})
+	unlocked := make(chan error, 1)
+	observer.onExtend = func(event ExtendEvent) {
+		if event.Automatic {
+			observer.onExtend = nil
+			// On the renewer's goroutine, between the extension's replies
+			// and its rescheduling.
+			unlocked <- m.Unlock(context.Background())
+		}
+	}
+	require.NoError(t, m.Lock(context.Background()))
+	require.NoError(t, <-unlocked)
+	require.NoError(t, client.Close()) // waits for the renewer to finish
+
+	for _, event := range client.renewer.queue {
+		assert.NotEqual(t, m, event.mutex, "a renewal of the unlocked hold was scheduled")
+	}
+	automatic, _, lost := observer.counts()
+	assert.Equal(t, 1, automatic)
+	assert.Zero(t, lost)
+	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no goroutine left after Close")
+}
+
+// MaxHold bounds a renewed hold: the renewal stops and the hold ends.
+func TestRenewalStopsAtMaxHold(t *testing.T) {
+	nodes := startCluster(t, 1, redistest.Options{})
+	client := nodes.client(t, Options{})
+	m := client.NewMutex("k", MutexOptions{TTL: 100 * time.Millisecond, MaxHold: 300 * time.Millisecond, AutoExtend: true})
+	start := time.Now()
+	require.NoError(t, m.Lock(context.Background()))
+	<-m.Done()
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "renewed beyond one TTL")
+	assert.False(t, m.Until().After(start.Add(300*time.Millisecond+10*time.Millisecond)), "never beyond MaxHold")
+	assert.ErrorIs(t, m.Unlock(context.Background()), ErrLockLost, "the hold ended with its validity")
+}

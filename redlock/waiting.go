@@ -1,0 +1,184 @@
+package redlock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// releasedChannelPrefix starts the pub/sub channel on which the release
+// script announces that a key is free; the key follows it.
+const releasedChannelPrefix = "lockmux:released:"
+
+// notificationFallback multiplies the retry delay of a Lock that waits for
+// a release notification: it retries on its own only that much later, in
+// case a notification was lost (a node restarted, a holder's key expired).
+const notificationFallback = 8
+
+// notifier wakes the Mutexes that wait for a lock to be released. It keeps
+// one subscription connection per node, shared by every waiter of the
+// Client, subscribed to the channels of the keys that somebody waits for
+// and to nothing else. The connections and their listening goroutines
+// start with the first waiter and end with the Client.
+type notifier struct {
+	client *Client
+
+	mu          sync.Mutex
+	waiters     map[string][]*Mutex // channel → the Mutexes waiting on it
+	subscribers []*conn.Conn        // one per node; nil until the first waiter
+	unavailable bool                // the connections cannot subscribe (RESP2)
+	cancel      context.CancelFunc
+	goroutines  sync.WaitGroup
+}
+
+// register adds m to the waiters of its key and subscribes to the key's
+// channel if m is the first. It reports false when notifications are not
+// available; the caller then retries on its own.
+func (n *notifier) register(m *Mutex) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.unavailable || n.client.closed.Load() {
+		return false
+	}
+	if n.subscribers == nil {
+		n.start()
+	}
+	channel := m.releasedChannel()
+	waiters := n.waiters[channel]
+	n.waiters[channel] = append(waiters, m)
+	if len(waiters) == 0 {
+		command := resp.AppendCommand(nil, "SUBSCRIBE", channel)
+		for _, subscriber := range n.subscribers {
+			subscriber.SendPush(command)
+		}
+	}
+	return true
+}
+
+// unregister removes m from the waiters of its key, and unsubscribes from
+// the key's channel when nobody waits on it any more.
+func (n *notifier) unregister(m *Mutex) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	channel := m.releasedChannel()
+	waiters := n.waiters[channel]
+	for i, waiter := range waiters {
+		if waiter == m {
+			waiters = append(waiters[:i], waiters[i+1:]...)
+			break
+		}
+	}
+	if len(waiters) > 0 {
+		n.waiters[channel] = waiters
+		return
+	}
+	delete(n.waiters, channel)
+	command := resp.AppendCommand(nil, "UNSUBSCRIBE", channel)
+	for _, subscriber := range n.subscribers {
+		subscriber.SendPush(command)
+	}
+}
+
+// start dials the subscription connections and starts one listening
+// goroutine per node. It runs with n.mu held.
+func (n *notifier) start() {
+	c := n.client
+	n.waiters = make(map[string][]*Mutex)
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	for _, address := range c.dialAddresses {
+		subscriber, err := conn.New(address, conn.Options{
+			Username:    c.options.Username,
+			Password:    c.options.Password,
+			TLSConfig:   c.options.TLSConfig,
+			DialTimeout: c.options.DialTimeout,
+			ClientName:  c.options.ClientName,
+			Protocol:    conn.ProtocolRESP3,
+			OnPush:      n.deliver,
+		})
+		if err != nil {
+			continue // New validated every address already
+		}
+		n.subscribers = append(n.subscribers, subscriber)
+		n.goroutines.Go(func() { n.listen(ctx, subscriber) })
+	}
+}
+
+// listen keeps one subscription connection up and read until ctx ends.
+// After each (re)connection it subscribes again to every channel that has
+// waiters, and wakes them: a release may have been missed meanwhile.
+func (n *notifier) listen(ctx context.Context, subscriber *conn.Conn) {
+	defer subscriber.Close()
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-retry.C:
+		}
+		if err := subscriber.Connect(ctx); err != nil {
+			retry.Reset(n.client.options.RetryDelayMax)
+			continue
+		}
+		if subscriber.Protocol() != conn.ProtocolRESP3 {
+			n.mu.Lock()
+			n.unavailable = true
+			n.mu.Unlock()
+			return
+		}
+		n.resubscribe(subscriber)
+		subscriber.Listen(ctx)
+		retry.Reset(n.client.options.RetryDelayMin)
+	}
+}
+
+// resubscribe subscribes a fresh connection to every channel with waiters
+// and wakes those waiters, so that they look at the lock again.
+func (n *notifier) resubscribe(subscriber *conn.Conn) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.waiters) == 0 {
+		return
+	}
+	command := resp.AppendArrayHeader(nil, 1+len(n.waiters))
+	command = resp.AppendBulkString(command, "SUBSCRIBE")
+	for channel, waiters := range n.waiters {
+		command = resp.AppendBulkString(command, channel)
+		for _, m := range waiters {
+			m.wake()
+		}
+	}
+	subscriber.SendPush(command)
+}
+
+// deliver handles a push of a subscription connection: a release message,
+// or the confirmation of a subscription, wakes the channel's waiters.
+func (n *notifier) deliver(push resp.Value) {
+	if len(push.Elems) < 2 {
+		return
+	}
+	kind := string(push.Elems[0].Str)
+	if kind != "message" && kind != "subscribe" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, m := range n.waiters[string(push.Elems[1].Str)] {
+		m.wake()
+	}
+}
+
+// close stops the listening goroutines and waits for them.
+func (n *notifier) close() {
+	n.mu.Lock()
+	cancel := n.cancel
+	n.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	n.goroutines.Wait()
+}

@@ -1,0 +1,70 @@
+package redlock
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+// A blocked Lock is woken by the release notification. Its own retries are
+// an hour apart, so nothing else could wake it before the test times out.
+func TestWaiterWakesOnRelease(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{})
+	require.NoError(t, holder.Lock(context.Background()))
+
+	waiting := make(chan struct{})
+	observer := &recordingObserver{onFailed: func(attempt int) {
+		if attempt == 2 { // the look after subscribing failed too: now it waits
+			close(waiting)
+		}
+	}}
+	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour})
+	m := waiter.NewMutex("k", MutexOptions{})
+	locked := make(chan error, 1)
+	go func() { locked <- m.Lock(context.Background()) }()
+
+	<-waiting
+	require.NoError(t, holder.Unlock(context.Background()))
+	require.NoError(t, <-locked, "with retries an hour apart, only the notification can have woken it")
+	assert.LessOrEqual(t, len(observer.acquires), 5, "a few attempts: the wake-ups of the subscription and of the release")
+	require.NoError(t, m.Unlock(context.Background()))
+
+	// Nobody waits any more: the subscription is dropped.
+	waiter.notifier.mu.Lock()
+	assert.Empty(t, waiter.notifier.waiters)
+	waiter.notifier.mu.Unlock()
+}
+
+// Waiting on a held lock costs almost no CPU: no busy loop, no polling at
+// the retry delay (rueidis #602).
+func TestWaitingCostsLittleCPU(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	require.NoError(t, holder.Lock(context.Background()))
+	waiter := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+
+	before := processCPU(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	require.ErrorIs(t, waiter.Lock(ctx), context.DeadlineExceeded)
+	used := processCPU(t) - before
+	assert.Less(t, used, 50*time.Millisecond, "CPU used while waiting 2 s")
+	t.Logf("CPU used while waiting 2 s: %v", used)
+}
+
+// processCPU returns the user and system CPU time of this process.
+func processCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var usage syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &usage))
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
