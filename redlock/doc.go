@@ -28,6 +28,32 @@
 // script that deletes the key only if it still holds the token, and an
 // extension a compare-and-PEXPIRE script; both must reach a quorum to count.
 //
+// # Long holds and waiting
+//
+// With MutexOptions.AutoExtend (implied by Client.Do) a hold is extended
+// every third of its TTL by one goroutine that serves every hold of the
+// Client, and the extensions that come due together share their writes.
+// When an extension fails it is retried within the validity; once no
+// attempt can finish in time the hold is declared lost, before its validity
+// ends: Mutex.Done is closed and Do's context is cancelled with cause
+// ErrLockLost. MutexOptions.MaxHold bounds the renewal. Unlock stops it,
+// also while an extension is in flight. An extension that a quorum confirms
+// also sets the key again on the nodes that had lost it.
+//
+// A Lock that finds the lock held waits for its release instead of polling:
+// the release script publishes on the channel "lockmux:released:" followed
+// by the key, and the Client keeps one subscription connection per node,
+// shared by all its waiters, subscribed only to the keys somebody waits for.
+// Waiters in the same Client are woken at once by the Unlock. Without a
+// notification a waiter still retries, eight retry delays later. Nodes that
+// speak only RESP2 give no notifications: waiters then retry at the retry
+// delay.
+//
+// MutexOptions.Token resumes a hold by its token, in this process or
+// another: the check counts only if a quorum still holds the keys with the
+// token, and the validity is what a quorum has left, less the drift. If the
+// hold has expired, the attempt acquires the lock anew with the same token.
+//
 // # Concurrency
 //
 // A Client and its Mutexes are safe for concurrent use. A goroutine that
@@ -89,11 +115,11 @@
 // its counter for the resource, the client takes the largest plus one, and
 // a script commits that value on those nodes while the key still holds the
 // token; the fence is granted only if the commit reached a quorum within the
-// validity. Any later acquisition's quorum shares a node with this one and
+// validity. The counter of key K is the key "K:lockmux-fence" on every node. Any later acquisition's quorum shares a node with this one and
 // reads its committed counter, so its fence is larger. The counters have no
 // TTL, and they survive a crash only with persistence (appendfsync always):
 // a node that loses them can hand out a fence again. A storage layer uses
 // the fence by refusing any write whose fence is lower than the highest it
 // has seen, for example with UPDATE … SET …, last_fence = $1 WHERE … AND
-// last_fence <= $1.
+// last_fence <= $1, or with FencedStore for a resource kept in Redis.
 package redlock

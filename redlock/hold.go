@@ -42,6 +42,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	c.group.Send(m.round, m.roundDeadline(ctx))
 	c.group.Wait(m.round, &m.tally)
 	elapsed := clock.Now().Sub(start)
+	if m.tally.got > 0 {
+		c.notifier.released(m)
+	}
 	m.reportNodeErrors()
 
 	var err error

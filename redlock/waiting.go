@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
@@ -26,6 +27,7 @@ const notificationFallback = 8
 type notifier struct {
 	client *Client
 
+	waiting     atomic.Int64 // the number of registered waiters, read without mu
 	mu          sync.Mutex
 	waiters     map[string][]*Mutex // channel → the Mutexes waiting on it
 	subscribers []*conn.Conn        // one per node; nil until the first waiter
@@ -49,6 +51,7 @@ func (n *notifier) register(m *Mutex) bool {
 	channel := m.releasedChannel()
 	waiters := n.waiters[channel]
 	n.waiters[channel] = append(waiters, m)
+	n.waiting.Add(1)
 	if len(waiters) == 0 {
 		command := resp.AppendCommand(nil, "SUBSCRIBE", channel)
 		for _, subscriber := range n.subscribers {
@@ -68,6 +71,7 @@ func (n *notifier) unregister(m *Mutex) {
 	for i, waiter := range waiters {
 		if waiter == m {
 			waiters = append(waiters[:i], waiters[i+1:]...)
+			n.waiting.Add(-1)
 			break
 		}
 	}
@@ -169,6 +173,21 @@ func (n *notifier) deliver(push resp.Value) {
 	defer n.mu.Unlock()
 	for _, m := range n.waiters[string(push.Elems[1].Str)] {
 		m.wake()
+	}
+}
+
+// released wakes at once the waiters of this Client on a key that one of
+// its Mutexes just released, without waiting for the notification to come
+// back from the nodes. It costs nothing when nobody waits.
+func (n *notifier) released(m *Mutex) {
+	if n.waiting.Load() == 0 {
+		return
+	}
+	channel := m.releasedChannel()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, waiter := range n.waiters[channel] {
+		waiter.wake()
 	}
 }
 
