@@ -1,0 +1,195 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/lockmux/lockmux/resp"
+)
+
+// readLocked makes the caller the reader: it reads replies and delivers
+// them to their calls until its own call is done and nothing more is
+// buffered, then passes the reading to a caller that is waiting. With a nil
+// own call it is a listener: it reads until Listen's context interrupts it
+// or the link fails, and returns the error that ended it.
+func (c *Conn) readLocked(own *Call) error {
+	c.reading = true
+	defer c.handOffReadingLocked()
+	link := c.link
+	for link != nil {
+		if own == nil && c.interrupted {
+			// Listen's context ended while a frame was being handled.
+			c.interrupted = false
+			return context.Canceled
+		}
+		if c.earliestStale {
+			c.earliestStale = false
+			c.earliest = c.pending.earliestDeadline()
+		}
+		// With no call pending, a listener waits as long as it takes; a
+		// caller is only finishing buffered bytes, and waits no longer than
+		// the grace for the rest of them.
+		deadline := socketDeadline(c.earliest, time.Now())
+		if own == nil && c.earliest.IsZero() {
+			deadline = time.Time{}
+		}
+		if !deadline.Equal(c.readDeadline) {
+			c.readDeadline = deadline
+			link.netConn.SetReadDeadline(deadline)
+		}
+		c.mu.Unlock()
+		value, err := link.reader.ReadReply()
+		c.mu.Lock()
+		if link != c.link {
+			return ErrNotConnected // the link failed meanwhile and its calls were failed
+		}
+		if err != nil {
+			if own == nil && c.interrupted && errors.Is(err, os.ErrDeadlineExceeded) && c.pending.len() == 0 {
+				// Listen's context ended; the bytes read so far stay
+				// buffered for the next reader.
+				c.interrupted = false
+				return context.Canceled
+			}
+			c.failLinkLocked(link, err)
+			return err
+		}
+		if value.Type == resp.TypePush {
+			if link.protocol == ProtocolRESP2 {
+				err := fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply)
+				c.failLinkLocked(link, err)
+				return err
+			}
+			if onPush := c.options.OnPush; onPush != nil {
+				c.mu.Unlock()
+				onPush(value)
+				c.mu.Lock()
+			}
+			continue
+		}
+		entry, ok := c.pending.pop()
+		if !ok {
+			err := fmt.Errorf("%w: a reply arrived that no command asked for", ErrUnexpectedReply)
+			c.failLinkLocked(link, err)
+			return err
+		}
+		if entry.deadline.Equal(c.earliest) {
+			c.earliestStale = true
+		}
+		if call := entry.call; call != nil {
+			c.deliverLocked(call, value, entry.deadline)
+		}
+		// The caller leaves once its own reply is in, unless buffered bytes
+		// can serve callers still waiting, or belong to no command at all
+		// and must be looked at (a push, or an unsolicited reply that
+		// closes the connection) before they are taken for the next reply.
+		if own != nil && own.state != callQueued {
+			if link.reader.Buffered() == 0 || (c.pending.len() > 0 && c.pending.firstWaiting() == nil) {
+				return nil
+			}
+		}
+	}
+	return ErrNotConnected
+}
+
+// handOffReadingLocked ends a reader's turn and wakes a caller that waits
+// for its reply, which becomes the next reader.
+func (c *Conn) handOffReadingLocked() {
+	c.reading = false
+	if next := c.pending.firstWaiting(); next != nil {
+		next.signal()
+	}
+}
+
+// Listen reads the connection until ctx ends or the connection fails,
+// handing RESP3 pushes to Options.OnPush and replies to their calls: it
+// serves a connection that carries subscriptions, where messages arrive
+// without a command to wait for. It returns the error that ended it:
+// ctx's error when ctx ended. Listen needs a live connection (see Connect)
+// that no other caller is reading.
+func (c *Conn) Listen(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return ErrClosed
+	case c.link == nil:
+		return c.notConnectedLocked()
+	case c.reading:
+		return fmt.Errorf("conn: %s: %w: another caller is reading", c.name, ErrUnexpectedReply)
+	}
+	link := c.link
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.link == link && c.reading {
+			c.interrupted = true
+			c.readDeadline = time.Unix(1, 0)
+			link.netConn.SetReadDeadline(c.readDeadline)
+		}
+	})
+	defer stop()
+	err := c.readLocked(nil)
+	c.interrupted = false
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// deliverLocked completes call with value, or sends the call again as EVAL
+// when the server does not know its script.
+func (c *Conn) deliverLocked(call *Call, value resp.Value, deadline time.Time) {
+	if call.isNoScript(value) {
+		call.retried = true
+		c.pending.push(pending{call: call, deadline: deadline})
+		c.writeBuffer = call.appendEval(c.writeBuffer)
+		if !c.flushing {
+			c.flushLocked()
+		}
+		return
+	}
+	call.setReply(value)
+	call.Latency = time.Since(call.sentAt)
+	call.state = callIdle
+	if call.waiting {
+		call.signal()
+	}
+}
+
+// failLinkLocked closes link, if it is still the live one, and fails every
+// call in flight on it with err.
+func (c *Conn) failLinkLocked(link *link, err error) {
+	if c.link != link {
+		return
+	}
+	c.link = nil
+	link.netConn.Close()
+	if err != ErrClosed {
+		err = nodeError(c.name, err)
+	}
+	c.lastErr = err
+	c.failPendingLocked(err)
+}
+
+// failPendingLocked fails every call in flight with err and drops the
+// commands not yet written.
+func (c *Conn) failPendingLocked(err error) {
+	now := time.Now()
+	for c.pending.len() > 0 {
+		entry, _ := c.pending.pop()
+		if call := entry.call; call != nil {
+			call.Err = err
+			call.Latency = now.Sub(call.sentAt)
+			call.state = callIdle
+			if call.waiting {
+				call.signal()
+			}
+		}
+	}
+	c.writeBuffer = c.writeBuffer[:0]
+	c.earliest, c.earliestStale = time.Time{}, false
+	c.readDeadline, c.writeDeadline = time.Time{}, time.Time{}
+}
