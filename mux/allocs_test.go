@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/lockmux/lockmux/internal/redistest"
 )
 
 // TestRoundDoesNotAllocate pins the zero-allocation claim of a reused
 // Round, for a caller alone and for concurrent callers.
 func TestRoundDoesNotAllocate(t *testing.T) {
+	redistest.RequireReal(t) // an in-process server's allocations would count too
 	for _, n := range nodeCounts {
 		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
 			group, _ := newGroup(t, n)

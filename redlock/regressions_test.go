@@ -151,6 +151,7 @@ func TestRow15ReleasingALostLockIsOneRound(t *testing.T) {
 // Mutex, Done is closed when a quorum says the hold is gone, and nothing
 // is left running after the hold ends.
 func TestRow16ExtendUpdatesTheHoldAndDoneSignalsLoss(t *testing.T) {
+	redistest.RequireReal(t) // the goroutine count must not include an in-process server's
 	nodes := startCluster(t, 3, redistest.Options{})
 	goroutines := runtime.NumGoroutine()
 	client, err := New(nodes.addresses, Options{})

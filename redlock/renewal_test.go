@@ -117,6 +117,7 @@ func TestDoCancelsItsContextWhenTheHoldIsLost(t *testing.T) {
 // D13 (Redisson #7272): an Unlock that comes while an automatic extension
 // is in flight stops the renewal: nothing is scheduled for the hold again.
 func TestD13UnlockDuringAnExtensionStopsTheRenewal(t *testing.T) {
+	redistest.RequireReal(t) // the goroutine count must not include an in-process server's
 	nodes := startCluster(t, 3, redistest.Options{})
 	goroutines := runtime.NumGoroutine()
 	observer := &countingObserver{}
