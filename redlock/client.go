@@ -69,16 +69,10 @@ func New(addresses []string, options Options) (*Client, error) {
 		dialAddresses: append([]string(nil), addresses...)}
 	c.notifier.client = c
 	c.renewer.client = c
-	c.group, err = mux.New(addresses, conn.Options{
-		Username:    options.Username,
-		Password:    options.Password,
-		TLSConfig:   options.TLSConfig,
-		DialTimeout: options.DialTimeout,
-		ClientName:  options.ClientName,
-		Protocol:    options.Protocol,
-		Scripts:     allScripts,
-		OnConnect:   c.recordRunID,
-	})
+	connOptions := options.connOptions()
+	connOptions.Scripts = allScripts
+	connOptions.OnConnect = c.recordRunID
+	c.group, err = mux.New(addresses, connOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
@@ -191,4 +185,17 @@ func (c *Client) Close() error {
 	c.renewer.close()
 	c.notifier.close()
 	return c.group.Close()
+}
+
+// connOptions returns the options of a connection to a node: credentials,
+// TLS, timeouts, name and protocol.
+func (o Options) connOptions() conn.Options {
+	return conn.Options{
+		Username:    o.Username,
+		Password:    o.Password,
+		TLSConfig:   o.TLSConfig,
+		DialTimeout: o.DialTimeout,
+		ClientName:  o.ClientName,
+		Protocol:    o.Protocol,
+	}
 }

@@ -37,15 +37,9 @@ func NewFencedStore(address string, options Options) (*FencedStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := conn.New(address, conn.Options{
-		Username:    options.Username,
-		Password:    options.Password,
-		TLSConfig:   options.TLSConfig,
-		DialTimeout: options.DialTimeout,
-		ClientName:  options.ClientName,
-		Protocol:    options.Protocol,
-		Scripts:     []*conn.Script{fencedSetLua},
-	})
+	connOptions := options.connOptions()
+	connOptions.Scripts = []*conn.Script{fencedSetLua}
+	c, err := conn.New(address, connOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}

@@ -94,15 +94,10 @@ func (n *notifier) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	for _, address := range c.dialAddresses {
-		subscriber, err := conn.New(address, conn.Options{
-			Username:    c.options.Username,
-			Password:    c.options.Password,
-			TLSConfig:   c.options.TLSConfig,
-			DialTimeout: c.options.DialTimeout,
-			ClientName:  c.options.ClientName,
-			Protocol:    conn.ProtocolRESP3,
-			OnPush:      n.deliver,
-		})
+		options := c.options.connOptions()
+		options.Protocol = conn.ProtocolRESP3
+		options.OnPush = n.deliver
+		subscriber, err := conn.New(address, options)
 		if err != nil {
 			continue // New validated every address already
 		}
