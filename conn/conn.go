@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/resp"
@@ -23,6 +24,9 @@ type Conn struct {
 	// dialers counts the background dials, which Close waits for.
 	dialers sync.WaitGroup
 
+	// connected mirrors link != nil, for readers that do not take mu.
+	connected atomic.Bool
+
 	// mu guards every field below. It is held only for bookkeeping, never
 	// across a system call that can block.
 	mu       sync.Mutex
@@ -36,16 +40,17 @@ type Conn struct {
 	backoff  time.Duration      // the last backoff, doubled on each failure
 	runID    string
 
-	pending       queue     // commands written or about to be, in order
-	writeBuffer   []byte    // commands not yet written
-	spareBuffer   []byte    // the other write buffer, swapped in while writing
-	flushing      bool      // a caller is writing
-	reading       bool      // a caller is reading
-	earliest      time.Time // the earliest deadline of the pending calls
-	earliestStale bool      // earliest may be earlier than needed
-	readDeadline  time.Time // the read deadline set on the socket
-	writeDeadline time.Time // the write deadline set on the socket
-	interrupted   bool      // Listen's context ended: its read deadline is not a timeout
+	pending        queue     // commands written or about to be, in order
+	writeBuffer    []byte    // commands not yet written
+	abandonedTails []byte    // see pending; emptied when nothing is pending
+	spareBuffer    []byte    // the other write buffer, swapped in while writing
+	flushing       bool      // a caller is writing
+	reading        bool      // a caller is reading
+	earliest       time.Time // the earliest deadline of the pending calls
+	earliestStale  bool      // earliest may be earlier than needed
+	readDeadline   time.Time // the read deadline set on the socket
+	writeDeadline  time.Time // the write deadline set on the socket
+	interrupted    bool      // Listen's context ended: its read deadline is not a timeout
 }
 
 // readGrace is how long a reader still waits for a reply whose deadline
@@ -103,6 +108,10 @@ func (c *Conn) RunID() string {
 	defer c.mu.Unlock()
 	return c.runID
 }
+
+// Connected reports whether the connection is up, without waiting for
+// anything: a hint for ordering work, which may be stale at once.
+func (c *Conn) Connected() bool { return c.connected.Load() }
 
 // Protocol returns the RESP version of the live connection, or 0 when there
 // is none.
@@ -324,7 +333,14 @@ func (c *Conn) waitForDialLocked(call *Call) {
 func (c *Conn) Abandon(call *Call) {
 	c.mu.Lock()
 	if call.state == callQueued {
-		c.pending.drop(call)
+		if entry := c.pending.drop(call); entry != nil && call.script != nil && !call.retried {
+			// Keep what the NOSCRIPT fallback needs: the call may be reused
+			// at once, but its command must still take effect.
+			entry.script, entry.arrayLength = call.script, call.arrayLength
+			entry.tailStart = len(c.abandonedTails)
+			c.abandonedTails = append(c.abandonedTails, call.Command[call.scriptTail:]...)
+			entry.tailEnd = len(c.abandonedTails)
+		}
 		call.state = callIdle
 		call.Err = errAbandoned
 		if call.deadline.Equal(c.earliest) {

@@ -249,3 +249,25 @@ func TestCloseLeavesNoGoroutineOrDescriptor(t *testing.T) {
 	stableGoroutineCount(t, goroutinesBefore)
 	assert.Equal(t, descriptorsBefore, openDescriptors(t))
 }
+
+func TestAbandonedScriptCallStillFallsBackToEval(t *testing.T) {
+	server := redistest.Start(t, redistest.Options{})
+	script := conn.NewScript("return redis.call('SET', KEYS[1], ARGV[1]) and 1")
+	c := newConn(t, server.Addr(), conn.Options{Scripts: []*conn.Script{script}})
+	assert.True(t, do(t, c, "SCRIPT", "FLUSH").IsOK())
+
+	var call conn.Call
+	call.SetScript(script, 1, 1)
+	call.Command = resp.AppendBulkString(call.Command, "k")
+	call.Command = resp.AppendBulkString(call.Command, "v")
+	c.Send(&call, time.Now().Add(5*time.Second))
+	c.Abandon(&call)
+	call.Reset() // the call is reused at once
+	call.Command = resp.AppendCommand(call.Command, "ECHO", "reused")
+
+	// The NOSCRIPT answer is read by the next reader, which sends EVAL at
+	// once: a command sent after that sees the value. (The first GET may
+	// have gone out before the EVAL.)
+	do(t, c, "GET", "k")
+	assert.Equal(t, "v", string(do(t, c, "GET", "k").Str))
+}

@@ -38,6 +38,9 @@ func (c *Conn) dial(ctx context.Context) (*link, string, error) {
 	if deadline, ok := ctx.Deadline(); ok {
 		netConn.SetDeadline(deadline)
 	}
+	// Close cancels ctx: the handshake must not outlive it.
+	stop := context.AfterFunc(ctx, func() { netConn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	handshake := handshake{conn: netConn, reader: resp.NewReader(netConn, c.options.Limits), options: &c.options, address: c.address}
 	protocol, runID, err := handshake.run()
 	if err != nil {

@@ -7,6 +7,12 @@ import "time"
 type pending struct {
 	call     *Call
 	deadline time.Time
+	// For an abandoned script call, what it takes to answer NOSCRIPT with
+	// EVAL: the script, the command's element count, and where its shared
+	// tail (numkeys, keys, arguments) was copied in the Conn's tails buffer.
+	script             *Script
+	arrayLength        int
+	tailStart, tailEnd int
 }
 
 // queue is a FIFO ring of pending commands, in the order they were written.
@@ -71,12 +77,13 @@ func (q *queue) firstWaiting() *Call {
 }
 
 // drop forgets call's entry, keeping its place so that its reply is still
-// read and discarded in order.
-func (q *queue) drop(call *Call) {
+// read and discarded in order, and returns it; nil when call is not queued.
+func (q *queue) drop(call *Call) *pending {
 	for i := 0; i < q.length; i++ {
 		if entry := q.at(i); entry.call == call {
 			entry.call = nil
-			return
+			return entry
 		}
 	}
+	return nil
 }

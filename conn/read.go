@@ -78,8 +78,23 @@ func (c *Conn) readLocked(own *Call) error {
 		if entry.deadline.Equal(c.earliest) {
 			c.earliestStale = true
 		}
-		if call := entry.call; call != nil {
-			c.deliverLocked(call, value, entry.deadline)
+		switch {
+		case entry.call != nil:
+			c.deliverLocked(entry.call, value, entry.deadline)
+		case entry.script != nil && value.Type == resp.TypeError && string(resp.ErrorCode(value.Str)) == "NOSCRIPT":
+			// An abandoned script call: nobody waits for it, but it must
+			// still run.
+			c.pending.push(pending{})
+			c.writeBuffer = resp.AppendArrayHeader(c.writeBuffer, entry.arrayLength)
+			c.writeBuffer = resp.AppendBulkString(c.writeBuffer, "EVAL")
+			c.writeBuffer = resp.AppendBulkString(c.writeBuffer, entry.script.Source)
+			c.writeBuffer = append(c.writeBuffer, c.abandonedTails[entry.tailStart:entry.tailEnd]...)
+			if !c.flushing {
+				c.flushLocked()
+			}
+		}
+		if c.pending.len() == 0 {
+			c.abandonedTails = c.abandonedTails[:0]
 		}
 		// The caller leaves once its own reply is in, unless buffered bytes
 		// can serve callers still waiting, or belong to no command at all
@@ -166,6 +181,7 @@ func (c *Conn) failLinkLocked(link *link, err error) {
 		return
 	}
 	c.link = nil
+	c.connected.Store(false)
 	link.netConn.Close()
 	if err != ErrClosed {
 		err = nodeError(c.name, err)
@@ -190,6 +206,7 @@ func (c *Conn) failPendingLocked(err error) {
 		}
 	}
 	c.writeBuffer = c.writeBuffer[:0]
+	c.abandonedTails = c.abandonedTails[:0]
 	c.earliest, c.earliestStale = time.Time{}, false
 	c.readDeadline, c.writeDeadline = time.Time{}, time.Time{}
 }

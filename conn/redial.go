@@ -45,6 +45,7 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 		c.retryAt = time.Now().Add(time.Duration(half + rand.Int64N(half+1)))
 	default:
 		c.link = link
+		c.connected.Store(true)
 		c.lastErr = nil
 		c.backoff = 0
 		c.retryAt = time.Time{}

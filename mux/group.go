@@ -62,7 +62,7 @@ func (g *Group) Connect(ctx context.Context) []error {
 
 // NewRound returns a Round sized for this Group.
 func (g *Group) NewRound() *Round {
-	return &Round{Calls: make([]conn.Call, len(g.nodes))}
+	return &Round{Calls: make([]conn.Call, len(g.nodes)), gathered: make([]bool, len(g.nodes))}
 }
 
 // Send writes the command of each of the round's calls to its server. The
@@ -77,6 +77,7 @@ func (g *Group) NewRound() *Round {
 func (g *Group) Send(round *Round, deadline time.Time) {
 	buffered := false
 	for i, node := range g.nodes {
+		round.gathered[i] = false
 		call := &round.Calls[i]
 		if len(call.Command) == 0 {
 			call.Reply, call.Err, call.Latency = resp.Value{}, nil, 0
@@ -100,20 +101,36 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 // so, it abandons the calls still in flight (their Abandoned method then
 // reports true) and returns.
 //
-// Replies are gathered in the Group's order. They were all requested at
-// once, so the round lasts as long as its slowest server, not the sum.
+// Replies are gathered from the connected servers first, in the Group's
+// order, then from the servers being dialled again: they were all requested
+// at once, so the round lasts as long as its slowest server, not the sum,
+// and a server that is down costs nothing once the tally is decided.
 func (g *Group) Wait(round *Round, tally Tally) {
+	for _, connected := range [2]bool{true, false} {
+		for i, node := range g.nodes {
+			call := &round.Calls[i]
+			if len(call.Command) == 0 || round.gathered[i] || node.Connected() != connected {
+				continue
+			}
+			node.Wait(call)
+			round.gathered[i] = true
+			if tally != nil && tally.Count(i, call) {
+				g.Discard(round)
+				return
+			}
+		}
+	}
+	// A server that came up or went down during the round was skipped by
+	// both passes.
 	for i, node := range g.nodes {
 		call := &round.Calls[i]
-		if len(call.Command) == 0 {
-			continue
-		}
-		node.Wait(call)
-		if tally != nil && tally.Count(i, call) {
-			for j := i + 1; j < len(g.nodes); j++ {
-				g.nodes[j].Abandon(&round.Calls[j])
+		if len(call.Command) != 0 && !round.gathered[i] {
+			node.Wait(call)
+			round.gathered[i] = true
+			if tally != nil && tally.Count(i, call) {
+				g.Discard(round)
+				return
 			}
-			return
 		}
 	}
 }
@@ -124,8 +141,8 @@ func (g *Group) Wait(round *Round, tally Tally) {
 // does not, such as the clean-up after a failed lock attempt.
 func (g *Group) Discard(round *Round) {
 	for i, node := range g.nodes {
-		if len(round.Calls[i].Command) != 0 {
-			node.Abandon(&round.Calls[i])
+		if call := &round.Calls[i]; len(call.Command) != 0 && !round.gathered[i] {
+			node.Abandon(call)
 		}
 	}
 }
@@ -145,6 +162,9 @@ func (g *Group) Close() error {
 type Round struct {
 	// Calls holds one call per server, in the Group's order.
 	Calls []conn.Call
+
+	// gathered marks the calls whose outcome Wait has taken.
+	gathered []bool
 }
 
 // SetAll makes every call's command a copy of the first call's.

@@ -79,6 +79,11 @@ func New(addresses []string, options Options) (*Client, error) {
 	c.addresses = make([]string, len(addresses))
 	for i := range addresses {
 		c.addresses[i] = c.group.Node(i).Address()
+		for j := range i {
+			if c.addresses[j] == c.addresses[i] {
+				return nil, fmt.Errorf("%w: %s is given twice", ErrDuplicateNode, c.addresses[i])
+			}
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), options.DialTimeout)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
@@ -60,6 +61,7 @@ type Mutex struct {
 	retryTimer     *time.Timer
 	channel        string               // releasedChannel, made on the first wait
 	notify         chan struct{}        // one token: the lock may have been released
+	listening      atomic.Bool          // sleeping until a release notification
 	remainingTTLs  []int64              // scratch of resume
 	extensionToken [MaxTokenLength]byte // the token of Extend's round
 	tokenBytes     [MaxTokenLength]byte
@@ -176,11 +178,15 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 	reconnected, subscribed := false, false
 	defer func() {
 		if subscribed {
-			m.client.notifier.unregister(m)
+			m.client.notifier.unregister(m, false)
 		}
 	}()
 	for attempt := 1; ; attempt++ {
 		elapsed, err := m.attempt(ctx)
+		if subscribed && err == nil {
+			m.client.notifier.unregister(m, true)
+			subscribed = false
+		}
 		switch {
 		case err == nil:
 			return nil
@@ -204,11 +210,17 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
 			return failure()
 		}
-		delay := m.retryDelay()
-		if m.tally.refused > 0 {
+		delay, listen := m.retryDelay(), false
+		switch {
+		case m.tally.got > 0:
+			// A split vote: competing clients each won some nodes. Back off
+			// at random, deaf to notifications, so that they fall out of
+			// step.
+		case m.tally.refused > 0:
 			// Somebody holds the lock: wait for its release notification.
 			// Subscribe first, then look again, so that a release between
 			// the failed attempt and the subscription is not missed.
+			listen = true
 			if !subscribed {
 				m.drainWake()
 				subscribed = m.client.notifier.register(m)
@@ -219,7 +231,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 				delay *= notificationFallback
 			}
 		}
-		if err := m.sleep(ctx, delay); err != nil {
+		if err := m.sleep(ctx, delay, listen); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure())
 		}
 	}
@@ -261,18 +273,24 @@ func (m *Mutex) retryDelay() time.Duration {
 	return low + rand.N(high-low+1)
 }
 
-// sleep waits for d, for a release notification, or until ctx is done, on
-// a timer the Mutex reuses.
-func (m *Mutex) sleep(ctx context.Context, d time.Duration) error {
+// sleep waits for d, or until ctx is done, on a timer the Mutex reuses;
+// when listen is set, a release notification ends it too.
+func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool) error {
 	if m.retryTimer == nil {
 		m.retryTimer = time.NewTimer(d)
 	} else {
 		m.retryTimer.Reset(d)
 	}
+	notify := m.notify
+	if !listen {
+		notify = nil // a nil channel never delivers
+	}
+	m.listening.Store(listen)
+	defer m.listening.Store(false)
 	select {
 	case <-m.retryTimer.C:
 		return nil
-	case <-m.notify:
+	case <-notify:
 		m.retryTimer.Stop()
 		return nil
 	case <-ctx.Done():
@@ -402,8 +420,15 @@ func (m *Mutex) releaseAfterFailure(ctx context.Context) {
 		return
 	}
 	// EVAL rather than EVALSHA: nobody awaits these replies, so a NOSCRIPT
-	// could not be answered with the fallback.
-	m.buildScript(&m.round.Calls[0], nil, -1)
+	// could not be answered with the fallback. Quiet: waking the waiters
+	// for a lock nobody held would only make them collide again.
+	call := &m.round.Calls[0]
+	call.SetEval(releaseLua, len(m.keys), 2)
+	for _, key := range m.keys {
+		call.Command = resp.AppendBulkString(call.Command, key)
+	}
+	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
+	call.Command = resp.AppendBulkString(call.Command, "quiet")
 	m.round.SetAll()
 	for i := range m.round.Calls {
 		if !m.tally.mayHoldKey(i) {
@@ -415,8 +440,7 @@ func (m *Mutex) releaseAfterFailure(ctx context.Context) {
 }
 
 // buildScript writes "EVALSHA script keys… token [ttl]" into call; a
-// negative ttl leaves the TTL argument out. A nil script means the release
-// script sent with EVAL.
+// negative ttl leaves the TTL argument out.
 func (m *Mutex) buildScript(call *conn.Call, script *conn.Script, ttl int64) {
 	m.buildScriptWithToken(call, script, m.tokenBytes[:m.tokenSize], ttl)
 }
@@ -427,11 +451,7 @@ func (m *Mutex) buildScriptWithToken(call *conn.Call, script *conn.Script, token
 	if ttl >= 0 {
 		arguments = 2
 	}
-	if script == nil {
-		call.SetEval(releaseLua, len(m.keys), arguments)
-	} else {
-		call.SetScript(script, len(m.keys), arguments)
-	}
+	call.SetScript(script, len(m.keys), arguments)
 	for _, key := range m.keys {
 		call.Command = resp.AppendBulkString(call.Command, key)
 	}

@@ -115,6 +115,10 @@ func TestD8NoScriptFallsBackToEval(t *testing.T) {
 		require.True(t, client.do(t, i, "SCRIPT", "FLUSH").IsOK())
 	}
 	require.NoError(t, m.Unlock(context.Background()))
+	// Unlock returns once a quorum confirmed; a release whose reply was not
+	// awaited still falls back to EVAL, sent when its NOSCRIPT is read: by
+	// the first read below at the latest.
+	client.values(t, "k")
 	assert.Equal(t, repeat("", 3), client.values(t, "k"))
 }
 
@@ -203,6 +207,8 @@ func TestD14DuplicateNodeIsDetected(t *testing.T) {
 	_, err := New([]string{nodes.addresses[0], nodes.addresses[1], alias}, Options{})
 	require.ErrorIs(t, err, ErrDuplicateNode)
 	assert.Contains(t, err.Error(), nodes.addresses[0])
+	_, err = New([]string{nodes.addresses[0], nodes.addresses[1], "redis://" + nodes.addresses[0]}, Options{})
+	require.ErrorIs(t, err, ErrDuplicateNode, "the same address in another form")
 }
 
 // D16: under maxmemory (OOM) a held lock can still be extended, because the

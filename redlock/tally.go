@@ -73,14 +73,13 @@ func (t *tally) Count(node int, call *conn.Call) bool {
 			t.down++
 		}
 	}
-	// Only a won acquisition stops early: the nodes still to answer are
-	// released by Unlock whatever they did. A failed acquisition waits for
-	// every answer, because only a node that definitely refused needs no
-	// release, which keeps a failed attempt at one round trip. Releases and
-	// extensions wait for every answer too: each node's outcome is
-	// reported, and a call whose answer is not awaited would lose its
-	// NOSCRIPT fallback.
-	return t.operation == OperationLock && !t.commit && t.got >= t.need
+	// A round stops early once a quorum confirmed: the nodes still to answer
+	// got the command all the same, and a node that is down costs nothing.
+	// A failed round waits for every answer: each node's outcome is
+	// reported, and after a failed acquisition only a node that definitely
+	// refused needs no release, which keeps a failed attempt at one round
+	// trip.
+	return t.got >= t.need
 }
 
 // classify turns a call into an outcome. It allocates only for failures.

@@ -62,8 +62,10 @@ func (n *notifier) register(m *Mutex) bool {
 }
 
 // unregister removes m from the waiters of its key, and unsubscribes from
-// the key's channel when nobody waits on it any more.
-func (n *notifier) unregister(m *Mutex) {
+// the key's channel when nobody waits on it any more. A waiter that leaves
+// without the lock (its context ended) may have been woken for a release:
+// it passes the wake-up on.
+func (n *notifier) unregister(m *Mutex, acquired bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	channel := m.releasedChannel()
@@ -77,6 +79,9 @@ func (n *notifier) unregister(m *Mutex) {
 	}
 	if len(waiters) > 0 {
 		n.waiters[channel] = waiters
+		if !acquired {
+			wakeOne(waiters)
+		}
 		return
 	}
 	delete(n.waiters, channel)
@@ -166,8 +171,30 @@ func (n *notifier) deliver(push resp.Value) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, m := range n.waiters[string(push.Elems[1].Str)] {
-		m.wake()
+	waiters := n.waiters[string(push.Elems[1].Str)]
+	if kind == "subscribe" {
+		for _, m := range waiters {
+			m.wake() // the subscription is confirmed: look again
+		}
+		return
+	}
+	wakeOne(waiters)
+}
+
+// wakeOne wakes one of the waiters of a released lock, the one that waits
+// longest among those listening for the release: one release makes one
+// holder, and waking them all would only make them collide. A waiter that
+// leaves without the lock passes the wake-up on (see notifier.unregister);
+// the others retry on their own after the fallback delay.
+func wakeOne(waiters []*Mutex) {
+	for _, m := range waiters {
+		if m.listening.Load() {
+			m.wake()
+			return
+		}
+	}
+	if len(waiters) > 0 {
+		waiters[0].wake()
 	}
 }
 
@@ -181,9 +208,7 @@ func (n *notifier) released(m *Mutex) {
 	channel := m.releasedChannel()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, waiter := range n.waiters[channel] {
-		waiter.wake()
-	}
+	wakeOne(n.waiters[channel])
 }
 
 // close stops the listening goroutines and waits for them.

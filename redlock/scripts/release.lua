@@ -1,10 +1,12 @@
 -- release.lua deletes every lock key that holds the caller's token, and
 -- tells the clients waiting for the lock that it is free.
--- KEYS: the lock keys. ARGV[1]: the token.
+-- KEYS: the lock keys. ARGV[1]: the token. ARGV[2], optional: "quiet" for
+-- the clean-up after a failed attempt, which wakes nobody.
 -- Returns the number of keys released: #KEYS when the node released the
 -- whole hold, 0 when it held none of it (missing, expired or another token).
--- When it released anything it publishes an empty message on
--- "lockmux:released:" .. KEYS[1], which waiting clients subscribe to.
+-- When it released anything, and is not quiet, it publishes an empty
+-- message on "lockmux:released:" .. KEYS[1], which waiting clients
+-- subscribe to.
 -- A key of the wrong type raises WRONGTYPE: it is not caught.
 local released = 0
 for _, key in ipairs(KEYS) do
@@ -13,7 +15,7 @@ for _, key in ipairs(KEYS) do
     released = released + 1
   end
 end
-if released > 0 then
+if released > 0 and ARGV[2] ~= "quiet" then
   redis.call("PUBLISH", "lockmux:released:" .. KEYS[1], "")
 end
 return released
