@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/redlock"
+)
+
+// addressesVariable is the environment variable that holds the nodes'
+// addresses when --addrs is not given.
+const addressesVariable = "REDLOCK_ADDRS"
+
+// errNoAddresses is reported by commands that need nodes and were given
+// none.
+var errNoAddresses = errors.New("no addresses: give the nodes with --addrs or " + addressesVariable +
+	" (comma-separated, such as 127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381)")
+
+// connectionFlags are the flags that say how to reach the nodes.
+type connectionFlags struct {
+	addresses   string
+	nodeTimeout time.Duration
+}
+
+// register adds --addrs and --node-timeout to flags.
+func (c *connectionFlags) register(flags *flag.FlagSet) {
+	flags.StringVar(&c.addresses, "addrs", "",
+		"the nodes' `addresses`, comma-separated (default $"+addressesVariable+")")
+	flags.DurationVar(&c.nodeTimeout, "node-timeout", redlock.DefaultNodeTimeout,
+		"how long to wait for one node's reply in a lock round")
+}
+
+// list returns the addresses from --addrs, or else from REDLOCK_ADDRS, or
+// nil when neither is set. It refuses an address that does not parse.
+func (c *connectionFlags) list(env *environment) ([]string, error) {
+	text := c.addresses
+	if text == "" {
+		text = env.getenv(addressesVariable)
+	}
+	var addresses []string
+	for field := range strings.SplitSeq(text, ",") {
+		address := strings.TrimSpace(field)
+		if address == "" {
+			continue
+		}
+		if _, err := conn.ParseAddress(address); err != nil {
+			return nil, fmt.Errorf("address %q: %w", address, err)
+		}
+		addresses = append(addresses, address)
+	}
+	return addresses, nil
+}
+
+// distinct refuses two addresses of the same host and port (or socket),
+// which would count twice in a quorum. Other names of one server are found
+// by the client, from the servers' run_id.
+func distinct(addresses []string) error {
+	seen := make(map[string]string)
+	for _, address := range addresses {
+		parsed, err := conn.ParseAddress(address)
+		if err != nil {
+			return fmt.Errorf("address %q: %w", address, err)
+		}
+		endpoint := parsed.Network + " " + parsed.Addr
+		if first, found := seen[endpoint]; found {
+			return fmt.Errorf("addresses %q and %q reach the same server %s: it would count twice in a quorum", first, address, parsed.Addr)
+		}
+		seen[endpoint] = address
+	}
+	return nil
+}
+
+// options returns the client options the flags ask for.
+func (c *connectionFlags) options() redlock.Options {
+	return redlock.Options{NodeTimeout: c.nodeTimeout}
+}
+
+// client connects to the nodes named by the flags or the environment,
+// with observer (nil for none). On failure it reports the error and
+// returns the exit status.
+func (c *connectionFlags) client(env *environment, help commandHelp, observer redlock.Observer) (*redlock.Client, int) {
+	addresses, err := c.list(env)
+	if err == nil {
+		err = distinct(addresses)
+	}
+	if err != nil {
+		return nil, usageError(env, help, "%v", err)
+	}
+	if len(addresses) == 0 {
+		return nil, usageError(env, help, "%v", errNoAddresses)
+	}
+	if c.nodeTimeout <= 0 {
+		return nil, usageError(env, help, "--node-timeout must be positive")
+	}
+	options := c.options()
+	options.Observer = observer
+	client, err := redlock.New(addresses, options)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "redlock %s: %v\n", help.name, err)
+		return nil, statusOf(err)
+	}
+	return client, exitOK
+}

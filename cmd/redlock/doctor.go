@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockmux/lockmux/redlock"
+)
+
+// doctorTimeout bounds doctor.
+const doctorTimeout = 30 * time.Second
+
+var doctorHelp = commandHelp{
+	name:     "doctor",
+	synopsis: "redlock doctor [flags]",
+	about: `Check that the nodes can carry Redlock safely, and say what to fix. For every
+node: it answers; it is a master, not a replica, and without replicas that
+could take over; it is not in cluster mode; no other address reaches the same
+server (run_id); it persists every write (appendonly yes, appendfsync always);
+it never evicts keys (maxmemory-policy noeviction); it has run for longer than
+the longest TTL, or persists every write; its clock is close to this host's
+(TIME, corrected for half the round trip).
+
+Each finding is ok, warn (works, but a crash, memory pressure or a clock step
+could break mutual exclusion) or fail (cannot carry Redlock as configured).
+The same checks are available to services as Client.Doctor.`,
+	examples: `redlock doctor --addrs 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379
+
+# In CI: fail on warnings too, for locks held up to five minutes:
+redlock doctor --strict --longest-ttl 5m`,
+	exits: `0    no check failed (with --strict: no warning either)
+1    a check failed
+64   bad usage or configuration`,
+}
+
+func doctorCommand(ctx context.Context, env *environment, args []string) int {
+	var connection connectionFlags
+	var options redlock.DoctorOptions
+	var strict bool
+	flags := newFlagSet(doctorHelp)
+	connection.register(flags)
+	flags.DurationVar(&options.LongestTTL, "longest-ttl", redlock.DefaultTTL,
+		"the longest a lock stays on a node, extensions included")
+	flags.DurationVar(&options.MaxClockOffset, "max-clock-offset", redlock.DefaultMaxClockOffset,
+		"the largest clock difference between a node and this host that passes")
+	flags.BoolVar(&strict, "strict", false, "exit with 1 on warnings too")
+	if status, ok := parseFlags(env, flags, doctorHelp, args); !ok {
+		return status
+	}
+	if flags.NArg() != 0 {
+		return usageError(env, doctorHelp, "unexpected argument %q", flags.Arg(0))
+	}
+	addresses, err := connection.list(env)
+	if err == nil && len(addresses) == 0 {
+		err = errNoAddresses
+	}
+	if err != nil {
+		return usageError(env, doctorHelp, "%v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	// redlock.Doctor rather than a Client: it also examines what New
+	// refuses, such as two addresses of one server.
+	reports, err := redlock.Doctor(ctx, addresses, connection.options(), options)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "redlock doctor: %v\n", err)
+		return statusOf(err)
+	}
+
+	var out strings.Builder
+	counts := map[redlock.Severity]int{}
+	for _, report := range reports {
+		fmt.Fprintf(&out, "%s", report.Address)
+		if report.Version != "" {
+			fmt.Fprintf(&out, " (redis %s)", report.Version)
+		}
+		fmt.Fprintf(&out, ": %s\n", report.Severity())
+		for _, finding := range report.Findings {
+			counts[finding.Severity]++
+			fmt.Fprintf(&out, "  %-4s  %-16s  %s\n", finding.Severity, finding.Check, finding.Message)
+		}
+	}
+	if len(reports)%2 == 0 {
+		fmt.Fprintf(&out, "note: %d nodes tolerate no more failures than %d would; an odd number is the usual choice\n", len(reports), len(reports)-1)
+	}
+	fmt.Fprintf(&out, "%s: %d ok, %s, %s\n", plural(len(reports), "node"), counts[redlock.SeverityOK],
+		plural(counts[redlock.SeverityWarn], "warning"), plural(counts[redlock.SeverityFail], "failure"))
+	fmt.Fprint(env.stdout, out.String())
+	if counts[redlock.SeverityFail] > 0 || strict && counts[redlock.SeverityWarn] > 0 {
+		return exitFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+// closedAddress returns a loopback address where nothing listens.
+func closedAddress(t *testing.T) string {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	address := listener.Addr().String()
+	require.NoError(t, listener.Close())
+	return address
+}
+
+func TestStatusOnAKnownState(t *testing.T) {
+	servers, addresses := startNodes(t, 5, redistest.Options{})
+	for i, token := range []string{"aaaaaaaa-first", "aaaaaaaa-first", "aaaaaaaa-first", "bbbbbbbb-second"} {
+		require.Equal(t, "OK", servers[i].Do(t, "SET", "held", token, "PX", "60000"))
+	}
+	for i, token := range []string{"cccccccc-third", "cccccccc-third", "dddddddd-fourth", "dddddddd-fourth"} {
+		require.Equal(t, "OK", servers[i].Do(t, "SET", "split", token, "PX", "60000"))
+	}
+	variables := map[string]string{addressesVariable: addresses}
+
+	t.Run("held by a quorum", func(t *testing.T) {
+		result := invoke(t, variables, "status", "held")
+		assert.Equal(t, exitOK, result.status, result.stderr)
+		assert.Contains(t, result.stdout, `"held" is locked: token aaaaaaaa… on 3 of 5 nodes (quorum 3)`)
+		lines := strings.Split(strings.TrimSpace(result.stdout), "\n")
+		require.Len(t, lines, 7, result.stdout)
+		assert.Regexp(t, `^NODE\s+HELD\s+TOKEN\s+TTL\s+FENCE$`, lines[0])
+		assert.Regexp(t, `^`+servers[0].Addr()+`\s+yes\s+aaaaaaaa\s+\d+(\.\d+)?s\s+-$`, lines[1])
+		assert.Regexp(t, `^`+servers[3].Addr()+`\s+yes\s+bbbbbbbb\s`, lines[4])
+		assert.Regexp(t, `^`+servers[4].Addr()+`\s+no\s+-\s+-\s+-$`, lines[5])
+	})
+	t.Run("free", func(t *testing.T) {
+		result := invoke(t, variables, "status", "free")
+		assert.Equal(t, exitFailed, result.status)
+		assert.Contains(t, result.stdout, `"free" is free: no node holds it`)
+	})
+	t.Run("split", func(t *testing.T) {
+		result := invoke(t, variables, "status", "split")
+		assert.Equal(t, exitFailed, result.status)
+		assert.Contains(t, result.stdout, "on 2 of 5 nodes, short of the quorum 3")
+	})
+	t.Run("too few nodes answer", func(t *testing.T) {
+		down := strings.Join([]string{servers[0].Addr(), servers[1].Addr(), closedAddress(t), closedAddress(t), closedAddress(t)}, ",")
+		result := invoke(t, map[string]string{addressesVariable: down}, "status", "held")
+		assert.Equal(t, exitUnavailable, result.status)
+		assert.Contains(t, result.stdout, "only 2 of 5 nodes answered")
+		assert.Contains(t, result.stdout, "error: ")
+		assert.Contains(t, result.stdout, "connection refused", "the error says the cause")
+	})
+}
+
+func TestScanOnAKnownState(t *testing.T) {
+	servers, addresses := startNodes(t, 3, redistest.Options{})
+	require.Equal(t, "OK", servers[0].Do(t, "SET", "locks:a", "token", "PX", "60000"))
+	require.Equal(t, "OK", servers[1].Do(t, "SET", "locks:a", "token", "PX", "60000"))
+	require.Equal(t, "OK", servers[1].Do(t, "SET", "locks:a:lockmux-fence", "7"))
+	require.Equal(t, "OK", servers[2].Do(t, "SET", "locks:stuck", "token"))
+	require.Equal(t, "OK", servers[2].Do(t, "SET", "other", "value"))
+	variables := map[string]string{addressesVariable: addresses}
+
+	t.Run("a leak", func(t *testing.T) {
+		result := invoke(t, variables, "scan", "--match", "locks:*")
+		assert.Equal(t, exitFailed, result.status, result.stderr)
+		assert.Contains(t, result.stdout, servers[0].Addr()+`: 1 key matching "locks:*", 0 without a TTL`)
+		assert.Contains(t, result.stdout, servers[1].Addr()+`: 2 keys matching "locks:*", 0 without a TTL`)
+		assert.Regexp(t, `locks:a:lockmux-fence\s+fencing counter`, result.stdout)
+		assert.Regexp(t, `locks:stuck\s+NO TTL: a leak`, result.stdout)
+		assert.NotContains(t, result.stdout, "other")
+		assert.Contains(t, result.stdout, "1 key without a TTL")
+	})
+	t.Run("no leak", func(t *testing.T) {
+		result := invoke(t, variables, "scan", "--match", "locks:a*")
+		assert.Equal(t, exitOK, result.status)
+		assert.Contains(t, result.stdout, "no key without a TTL")
+	})
+	t.Run("a node down", func(t *testing.T) {
+		result := invoke(t, map[string]string{addressesVariable: addresses + "," + closedAddress(t)}, "scan", "--match", "locks:a*")
+		assert.Equal(t, exitUnavailable, result.status)
+		assert.Contains(t, result.stdout, "1 of 4 nodes could not be scanned completely")
+	})
+}
+
+func TestDoctorCommand(t *testing.T) {
+	redistest.RequireReal(t)
+	servers, addresses := startNodes(t, 3, redistest.Options{})
+	variables := map[string]string{addressesVariable: addresses}
+
+	result := invoke(t, variables, "doctor")
+	assert.Equal(t, exitOK, result.status, "warnings only: %s", result.stdout)
+	assert.Regexp(t, `warn\s+persistence\s+appendonly no`, result.stdout)
+	assert.Regexp(t, `ok\s+run_id\s+a distinct server`, result.stdout)
+	assert.Contains(t, result.stdout, "3 nodes: ")
+
+	result = invoke(t, variables, "doctor", "--strict")
+	assert.Equal(t, exitFailed, result.status, "--strict fails on warnings")
+
+	port := servers[0].Addr()[strings.LastIndexByte(servers[0].Addr(), ':')+1:]
+	result = invoke(t, map[string]string{addressesVariable: servers[0].Addr() + ",localhost:" + port + "," + closedAddress(t)}, "doctor")
+	assert.Equal(t, exitFailed, result.status)
+	assert.Regexp(t, `fail\s+run_id\s+the same server`, result.stdout)
+	assert.Regexp(t, `fail\s+reachable\s+cannot reach the node`, result.stdout)
+
+	result = invoke(t, nil, "doctor", "--addrs", servers[0].Addr()+","+servers[1].Addr())
+	assert.Contains(t, result.stdout, "note: 2 nodes tolerate no more failures than 1 would")
+}

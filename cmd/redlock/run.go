@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lockmux/lockmux/redlock"
+)
+
+// The environment variables that run gives its command.
+const (
+	keyVariable   = "REDLOCK_KEY"
+	tokenVariable = "REDLOCK_TOKEN"
+	fenceVariable = "REDLOCK_FENCE"
+)
+
+// releaseTimeout bounds the release after the command exited.
+const releaseTimeout = 5 * time.Second
+
+var runHelp = commandHelp{
+	name:     "run",
+	synopsis: "redlock run [flags] KEY -- COMMAND [ARGS...]",
+	about: `Run COMMAND while holding the lock KEY on the nodes. redlock waits up to
+--wait for the lock, renews it in the background (at about a third of --ttl)
+while the command runs, releases it when the command exits, and exits with
+the command's status.
+
+The command finds in its environment:
+  REDLOCK_KEY    the key
+  REDLOCK_TOKEN  the hold's token, the value of the lock key on the nodes
+  REDLOCK_FENCE  with --fencing, the hold's fencing token: a number that grows
+                 with every hold of KEY; give it to the resource with each
+                 write so that it can refuse the writes of an older holder
+
+If the hold can no longer be proven (too many nodes stop answering, or the
+hold reaches --max-hold), the command gets SIGTERM, then SIGKILL after
+--grace, and redlock exits with 79. SIGTERM, SIGHUP, SIGINT and SIGQUIT sent
+to redlock are passed on to the command; a Ctrl-C typed at the terminal
+reaches the command directly and is not sent twice. On Linux, the command
+gets SIGTERM if redlock itself dies. Flags go before KEY.`,
+	examples: `# Run the nightly job on one machine at a time, waiting up to a minute:
+export REDLOCK_ADDRS=10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379
+redlock run --wait 1m jobs:nightly -- ./nightly.sh --full
+
+# Give up at once if another machine holds the lock:
+redlock run --wait 0 deploy:web -- make deploy || echo "status $?"
+
+# Pass the fencing token to the resource:
+redlock run --fencing orders:1001 -- sh -c 'psql -c "UPDATE orders SET ..., fence = $REDLOCK_FENCE WHERE id = 1001 AND fence < $REDLOCK_FENCE"'`,
+	exits: `the command's own status, or 128+N if signal N killed it
+64   bad usage or configuration
+69   too few nodes answered for a quorum
+75   the lock was not acquired within --wait
+79   the lock was lost while the command ran; the command was stopped
+126  the command could not be started; 127 it was not found
+130  interrupted while waiting for the lock (143 for SIGTERM)`,
+}
+
+// runFlags holds the flags of run.
+type runFlags struct {
+	connection connectionFlags
+	ttl        time.Duration
+	wait       time.Duration
+	grace      time.Duration
+	maxHold    time.Duration
+	fencing    bool
+	verbose    bool
+}
+
+func runCommand(ctx context.Context, env *environment, args []string) int {
+	var f runFlags
+	flags := newFlagSet(runHelp)
+	f.connection.register(flags)
+	flags.DurationVar(&f.ttl, "ttl", redlock.DefaultTTL, "how long the lock lives on the nodes unless renewed")
+	flags.DurationVar(&f.wait, "wait", 30*time.Second, "how long to wait for the lock; 0 makes a single attempt")
+	flags.DurationVar(&f.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when the lock is lost")
+	flags.DurationVar(&f.maxHold, "max-hold", redlock.DefaultMaxHold,
+		"the longest the lock is held; a command that runs longer is stopped as if the lock were lost")
+	flags.BoolVar(&f.fencing, "fencing", false, "also take a fencing token and pass it in "+fenceVariable)
+	flags.BoolVar(&f.verbose, "verbose", false, "report the acquisition and the release on stderr")
+	if status, ok := parseFlags(env, flags, runHelp, args); !ok {
+		return status
+	}
+	key, commandLine, err := splitRunArguments(flags.Args())
+	if err != nil {
+		return usageError(env, runHelp, "%v", err)
+	}
+	switch {
+	case f.ttl < redlock.MinTTL:
+		return usageError(env, runHelp, "--ttl %v is shorter than %v", f.ttl, redlock.MinTTL)
+	case f.wait < 0, f.grace < 0:
+		return usageError(env, runHelp, "--wait and --grace must not be negative")
+	case f.maxHold < f.ttl:
+		return usageError(env, runHelp, "--max-hold %v is shorter than --ttl %v", f.maxHold, f.ttl)
+	}
+
+	// Catch the signals before anything else, so that none is lost between
+	// the acquisition and the start of the command.
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, forwardedSignals...)
+	defer signal.Stop(signals)
+
+	losses := &lossRecorder{}
+	client, status := f.connection.client(env, runHelp, losses)
+	if client == nil {
+		return status
+	}
+	defer client.Close()
+
+	m := client.NewMutex(key, redlock.MutexOptions{TTL: f.ttl, AutoExtend: true, MaxHold: f.maxHold, Fencing: f.fencing})
+	start := time.Now()
+	if status, ok := acquire(ctx, env, m, f.wait, signals); !ok {
+		return status
+	}
+	if f.verbose {
+		fmt.Fprintf(env.stderr, "redlock run: acquired %q in %v (token %s…, fence %d, valid until %s)\n",
+			key, time.Since(start).Round(time.Microsecond), m.Token()[:redlock.TokenPrefixLength], m.Fence(), m.Until().Format(time.RFC3339Nano))
+	}
+	status = superviseCommand(env, m, f, commandLine, signals, losses)
+
+	releaseContext, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	switch err := m.Unlock(releaseContext); {
+	case err != nil && status != exitLost:
+		fmt.Fprintf(env.stderr, "redlock run: the release of %q was not confirmed (the lock expires by itself within %v): %v\n", key, f.ttl, err)
+	case err == nil && f.verbose:
+		fmt.Fprintf(env.stderr, "redlock run: released %q\n", key)
+	}
+	return status
+}
+
+// splitRunArguments separates KEY from the command after "--".
+func splitRunArguments(args []string) (string, []string, error) {
+	switch {
+	case len(args) == 0:
+		return "", nil, errors.New("missing KEY and COMMAND")
+	case args[0] == "":
+		return "", nil, errors.New("KEY is empty")
+	case len(args) == 1:
+		return "", nil, errors.New("missing COMMAND after KEY")
+	}
+	key, rest := args[0], args[1:]
+	if rest[0] == "--" {
+		rest = rest[1:]
+	} else if strings.HasPrefix(rest[0], "-") {
+		return "", nil, fmt.Errorf("%q after KEY: flags go before KEY, and COMMAND after \"--\"", rest[0])
+	}
+	if len(rest) == 0 {
+		return "", nil, errors.New("missing COMMAND after \"--\"")
+	}
+	return key, rest, nil
+}
+
+// signalError is the cause of a wait that a signal interrupted.
+type signalError struct{ signal os.Signal }
+
+func (e signalError) Error() string { return "interrupted by " + e.signal.String() }
+
+// acquire takes the lock, waiting up to wait, or gives up when a signal
+// arrives. It returns false with the exit status when the lock was not
+// taken.
+func acquire(ctx context.Context, env *environment, m *redlock.Mutex, wait time.Duration, signals <-chan os.Signal) (int, bool) {
+	waitContext, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	var watcher sync.WaitGroup
+	watcher.Go(func() {
+		select {
+		case received := <-signals:
+			cancel(signalError{received})
+		case <-stop:
+		}
+	})
+	var err error
+	if wait == 0 {
+		err = m.TryLock(waitContext)
+	} else {
+		lockContext, cancelLock := context.WithTimeout(waitContext, wait)
+		err = m.Lock(lockContext)
+		cancelLock()
+	}
+	close(stop)
+	watcher.Wait()
+	if err == nil {
+		return exitOK, true
+	}
+
+	var interrupted signalError
+	if errors.As(context.Cause(waitContext), &interrupted) {
+		fmt.Fprintf(env.stderr, "redlock run: %v while waiting for %q\n", interrupted, m.Key())
+		return exitSignalBase + signalNumber(interrupted.signal), false
+	}
+	status := statusOf(err)
+	switch status {
+	case exitNotAcquired:
+		fmt.Fprintf(env.stderr, "redlock run: %q not acquired within --wait %v: %v\n", m.Key(), wait, err)
+	case exitUnavailable:
+		fmt.Fprintf(env.stderr, "redlock run: %q not acquired: too few nodes answered for a quorum: %v\n", m.Key(), err)
+	default:
+		fmt.Fprintf(env.stderr, "redlock run: %q not acquired: %v\n", m.Key(), err)
+	}
+	return status, false
+}
+
+// superviseCommand runs the command under the hold: it passes signals on,
+// stops the command when the hold is lost, and returns the exit status.
+func superviseCommand(env *environment, m *redlock.Mutex, f runFlags, commandLine []string,
+	signals <-chan os.Signal, losses *lossRecorder) int {
+	child := exec.Command(commandLine[0], commandLine[1:]...)
+	child.Stdin, child.Stdout, child.Stderr = env.stdin, env.stdout, env.stderr
+	child.Env = childEnvironment(os.Environ(), m.Key(), m.Token(), m.Fence(), f.fencing)
+	child.SysProcAttr = childAttributes()
+	// The parent-death signal follows the thread that started the child:
+	// keep this goroutine on it until the child is gone.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := child.Start(); err != nil {
+		fmt.Fprintf(env.stderr, "redlock run: %v\n", err)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			return exitNotFound
+		}
+		return exitCannotRun
+	}
+
+	exited := make(chan struct{})
+	var waitError error
+	var waiter sync.WaitGroup
+	waiter.Go(func() {
+		waitError = child.Wait()
+		close(exited)
+	})
+	defer waiter.Wait()
+
+	done := m.Done()
+	var kill <-chan time.Time
+	lost := false
+	for {
+		select {
+		case <-exited:
+			if waitError != nil && child.ProcessState == nil {
+				fmt.Fprintf(env.stderr, "redlock run: %v\n", waitError)
+				return exitCannotRun
+			}
+			if !lost && !time.Now().Before(m.Until()) {
+				lost = true
+				fmt.Fprintf(env.stderr, "redlock run: the hold of %q had expired when the command exited: %s\n", m.Key(), losses.cause(m, f.maxHold))
+			}
+			if lost {
+				fmt.Fprintf(env.stderr, "redlock run: the command exited with %s after the lock was lost\n", child.ProcessState)
+				return exitLost
+			}
+			return commandStatus(child.ProcessState)
+		case received := <-signals:
+			if forwardSignal(received) {
+				child.Process.Signal(received)
+			}
+		case <-done:
+			done, lost = nil, true
+			fmt.Fprintf(env.stderr, "redlock run: lost the lock %q while the command ran (%s); sending SIGTERM to pid %d\n",
+				m.Key(), losses.cause(m, f.maxHold), child.Process.Pid)
+			child.Process.Signal(syscall.SIGTERM)
+			kill = time.After(f.grace)
+		case <-kill:
+			kill = nil
+			fmt.Fprintf(env.stderr, "redlock run: pid %d still runs %v after SIGTERM; sending SIGKILL\n", child.Process.Pid, f.grace)
+			child.Process.Kill()
+		}
+	}
+}
+
+// childEnvironment returns the parent's environment without any inherited
+// REDLOCK_KEY, REDLOCK_TOKEN or REDLOCK_FENCE, plus this hold's.
+func childEnvironment(parent []string, key, token string, fence int64, fencing bool) []string {
+	environment := make([]string, 0, len(parent)+3)
+	for _, variable := range parent {
+		name, _, _ := strings.Cut(variable, "=")
+		if name != keyVariable && name != tokenVariable && name != fenceVariable {
+			environment = append(environment, variable)
+		}
+	}
+	environment = append(environment, keyVariable+"="+key, tokenVariable+"="+token)
+	if fencing {
+		environment = append(environment, fenceVariable+"="+strconv.FormatInt(fence, 10))
+	}
+	return environment
+}
+
+// lossRecorder is an Observer that keeps why the last hold was lost, to
+// tell the user.
+type lossRecorder struct {
+	redlock.NopObserver
+	mu         sync.Mutex
+	lost       error // the cause of the last loss
+	lastFailed error // the last failed extension
+}
+
+// OnLost keeps the cause of the loss.
+func (r *lossRecorder) OnLost(event redlock.LostEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lost = event.Err
+}
+
+// OnExtend keeps the error of a failed extension.
+func (r *lossRecorder) OnExtend(event redlock.ExtendEvent) {
+	if event.Err == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastFailed = event.Err
+}
+
+// cause describes why the hold of m ended.
+func (r *lossRecorder) cause(m *redlock.Mutex, maxHold time.Duration) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.lost != nil:
+		return r.lost.Error()
+	case r.lastFailed != nil:
+		return "the last renewal failed: " + r.lastFailed.Error()
+	}
+	return fmt.Sprintf("its validity ended without a renewal; --max-hold is %v", maxHold)
+}
