@@ -75,6 +75,7 @@ type link struct {
 	netConn  net.Conn
 	reader   *resp.Reader
 	protocol int
+	received *receivedProbe // nil where the socket cannot be asked
 }
 
 // New returns a Conn for the address, in one of the forms ParseAddress
@@ -246,6 +247,9 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	}
 	buffered = c.flushing || c.pending.len() > 1
 	if !buffered {
+		if !c.reading {
+			c.readIdleLocked(c.link)
+		}
 		c.flushLocked()
 	}
 	c.mu.Unlock()

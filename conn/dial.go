@@ -48,7 +48,7 @@ func (c *Conn) dial(ctx context.Context) (*link, string, error) {
 		return nil, "", nodeError(c.name, err)
 	}
 	netConn.SetDeadline(time.Time{})
-	return &link{netConn: netConn, reader: handshake.reader, protocol: protocol}, runID, nil
+	return &link{netConn: netConn, reader: handshake.reader, protocol: protocol, received: newReceivedProbe(netConn)}, runID, nil
 }
 
 // handshake is the conversation that opens a connection: protocol and

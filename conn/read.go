@@ -109,6 +109,43 @@ func (c *Conn) readLocked(own *Call) error {
 	return ErrNotConnected
 }
 
+// readIdleLocked reads, before a command is written to a connection where
+// nothing else is pending, the frames that arrived while nothing was
+// pending: pushes go to Options.OnPush, and anything else is a reply that
+// no command asked for (R13), which fails the connection instead of being
+// taken for the answer to the command about to be written. It costs one
+// non-blocking system call when nothing arrived. Bytes that come between
+// this look and the write cannot be told from the reply.
+func (c *Conn) readIdleLocked(link *link) {
+	if link.reader.Buffered() == 0 && link.received.received() == 0 {
+		return
+	}
+	c.flushing, c.reading = true, true // nothing is written while it reads
+	defer func() { c.flushing = false; c.handOffReadingLocked() }()
+	for c.link == link && (link.reader.Buffered() > 0 || link.received.received() > 0) {
+		c.readDeadline = time.Now().Add(readGrace)
+		link.netConn.SetReadDeadline(c.readDeadline)
+		c.mu.Unlock()
+		value, err := link.reader.ReadReply()
+		c.mu.Lock()
+		switch {
+		case link != c.link:
+			return
+		case err != nil:
+			c.failLinkLocked(link, err)
+			return
+		case value.Type != resp.TypePush || link.protocol == ProtocolRESP2:
+			c.failLinkLocked(link, fmt.Errorf("%w: a reply arrived while no command was pending", ErrUnexpectedReply))
+			return
+		}
+		if onPush := c.options.OnPush; onPush != nil {
+			c.mu.Unlock()
+			onPush(value)
+			c.mu.Lock()
+		}
+	}
+}
+
 // handOffReadingLocked ends a reader's turn and wakes a caller that waits
 // for its reply, which becomes the next reader.
 func (c *Conn) handOffReadingLocked() {

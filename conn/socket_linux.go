@@ -28,3 +28,13 @@ func socketControl(userTimeout time.Duration) func(network, address string, raw 
 		return setErr
 	}
 }
+
+// socketReceived returns the number of bytes in the socket's receive queue
+// that no read has taken yet.
+func socketReceived(fd uintptr) int {
+	count, err := unix.IoctlGetInt(int(fd), unix.SIOCINQ)
+	if err != nil {
+		return 0
+	}
+	return count
+}

@@ -12,3 +12,7 @@ import (
 func socketControl(time.Duration) func(network, address string, raw syscall.RawConn) error {
 	return nil
 }
+
+// socketReceived returns 0 where the receive queue is not asked: only
+// bytes already in the reader's buffer are then seen before a write.
+func socketReceived(uintptr) int { return 0 }

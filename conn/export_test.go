@@ -1,0 +1,13 @@
+package conn
+
+// Unread returns the bytes that have arrived on c's live connection and
+// that nobody has read: in the reader's buffer and in the socket's receive
+// queue. Tests use it to know that a frame has arrived before they go on.
+func Unread(c *Conn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.link == nil {
+		return 0
+	}
+	return c.link.reader.Buffered() + c.link.received.received()
+}
