@@ -31,8 +31,6 @@ cleanup() {
 	local pid
 	for pid in "${server_pids[@]}"; do
 		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-		unset 'server_pids[-1]'
 	done
 	for pid in "${server_pids[@]}"; do
 		wait "$pid" 2>/dev/null || true

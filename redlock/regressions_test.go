@@ -176,5 +176,5 @@ func TestRow16ExtendUpdatesTheHoldAndDoneSignalsLoss(t *testing.T) {
 	assert.ErrorIs(t, m.Unlock(context.Background()), ErrLockLost)
 	assert.Equal(t, repeat("someone else", 3), client.values(t, "k"), "the other holder's keys are untouched")
 	require.NoError(t, client.Close())
-	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "nothing keeps running after Close")
+	assertGoroutinesBackTo(t, goroutines)
 }

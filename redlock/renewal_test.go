@@ -143,7 +143,7 @@ func TestD13UnlockDuringAnExtensionStopsTheRenewal(t *testing.T) {
 	automatic, _, lost := observer.counts()
 	assert.Equal(t, 1, automatic)
 	assert.Zero(t, lost)
-	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no goroutine left after Close")
+	assertGoroutinesBackTo(t, goroutines)
 }
 
 // MaxHold bounds a renewed hold: the renewal stops and the hold ends.

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,3 +134,19 @@ func (o *recordingObserver) OnAcquire(event AcquireEvent) {
 
 // errorsIsLost reports whether err says the hold was lost.
 func errorsIsLost(err error) bool { return errors.Is(err, ErrLockLost) }
+
+// assertGoroutinesBackTo fails the test unless the number of goroutines
+// comes back to baseline or below. Goroutines that have been told to stop
+// (a timer's callback, a context's AfterFunc) may take a moment to return,
+// so it waits for the count, for at most five seconds, and prints the
+// stacks of what is left when it gives up.
+func assertGoroutinesBackTo(t *testing.T, baseline int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > baseline; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			stacks := make([]byte, 1<<20)
+			t.Errorf("goroutines: %d after Close, %d before\n%s", runtime.NumGoroutine(), baseline, stacks[:runtime.Stack(stacks, true)])
+			return
+		}
+	}
+}

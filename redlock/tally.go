@@ -112,10 +112,11 @@ func (t *tally) classify(call *conn.Call) (Outcome, error, bool) {
 			return OutcomeMissing, nil, false
 		}
 	case t.fenced:
-		if reply.Type == resp.TypeInteger {
-			if reply.Int >= 0 {
-				return OutcomeAcquired, nil, false
-			}
+		switch {
+		case reply.Type != resp.TypeInteger:
+		case reply.Int >= 0:
+			return OutcomeAcquired, nil, false
+		case reply.Int == acquireFencedRefused:
 			return OutcomeHeld, nil, false
 		}
 	}

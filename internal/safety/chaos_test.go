@@ -1,0 +1,383 @@
+//go:build linux
+
+package safety_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/faultnet"
+	"github.com/lockmux/lockmux/internal/safety"
+	"github.com/lockmux/lockmux/redlock"
+)
+
+// seedFlag replays a run's nemesis schedule; LOCKMUX_CHAOS_SEED does the
+// same. Zero draws a seed from the clock.
+var seedFlag = flag.Uint64("chaos.seed", 0, "seed of the chaos run's nemesis (0: from the clock); also LOCKMUX_CHAOS_SEED")
+
+// runSeed returns the seed of a run.
+func runSeed(t *testing.T) uint64 {
+	if *seedFlag != 0 {
+		return *seedFlag
+	}
+	if text := os.Getenv("LOCKMUX_CHAOS_SEED"); text != "" {
+		seed, err := strconv.ParseUint(text, 10, 64)
+		require.NoError(t, err, "LOCKMUX_CHAOS_SEED")
+		return seed
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// profile is the shape of a chaos run (RELIABILITY.md §8.4).
+type profile struct {
+	ttl                   time.Duration
+	keys                  int
+	localClients          int // in-process clients, each with its own proxies
+	localGoroutines       int
+	processes             int // worker processes (phase B pauses them)
+	processGoroutines     int
+	longChance            float64
+	warmup, phaseA        time.Duration
+	faults                []fault
+	phaseB                time.Duration
+	canaries              int // repetitions of each canary of phase C; 0 skips phase C
+	latencyLimit          time.Duration
+	minStaleWritesRefused int
+}
+
+// runFigures are what a run prints.
+type runFigures struct {
+	seed                                         uint64
+	holds, faults, canaryViolations, staleWrites int
+	duration                                     time.Duration
+}
+
+// runChaos runs the chaos workload with profile p and checks its history.
+func runChaos(t *testing.T, p profile) runFigures {
+	started := time.Now()
+	seed := runSeed(t)
+	t.Logf("chaos seed %d (replay with -chaos.seed=%d or LOCKMUX_CHAOS_SEED=%d)", seed, seed, seed)
+	fmt.Printf("chaos seed %d\n", seed) // also when the binary dies before the logs are printed
+	rng := rand.New(rand.NewPCG(seed, 0x5afe))
+
+	shim, noShim := "", "phase C needs no clock shim"
+	if p.canaries > 0 {
+		if shim, noShim = buildShim(t); shim == "" {
+			t.Logf("skipping the clock canaries of phase C: %s", noShim)
+		}
+	}
+	c := startCluster(t, clusterOptions{nodes: 5, shim: shim})
+	rec := safety.NewRecorder()
+	socketDir, err := os.MkdirTemp("", "safety")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(socketDir) })
+	require.NoError(t, rec.Listen(filepath.Join(socketDir, "recorder.sock")))
+	t.Cleanup(func() { rec.Close() })
+	t.Cleanup(func() { dumpOnFailure(t, seed, rec, c) })
+
+	var keys []string
+	for i := range p.keys {
+		keys = append(keys, fmt.Sprintf("lock:%d", i))
+	}
+	base := workerConfig{Keys: keys, Resource: c.resource.Addr(), TTL: p.ttl, NodeTimeout: 50 * time.Millisecond,
+		RetryMin: 10 * time.Millisecond, RetryMax: 60 * time.Millisecond, AcquireTimeout: 2 * p.ttl,
+		LongChance: p.longChance, Socket: filepath.Join(socketDir, "recorder.sock"), Lifetime: 10 * time.Minute}
+
+	// Every client has its own proxy to every node.
+	var links [][]*faultnet.Proxy
+	var local []workerConfig
+	for i := range p.localClients {
+		proxies := c.proxies(t)
+		links = append(links, proxies)
+		config := base
+		config.Name, config.Goroutines, config.Addresses, config.Seed = fmt.Sprintf("local%d", i+1), p.localGoroutines, proxyAddresses(proxies), rng.Uint64()
+		local = append(local, config)
+	}
+	var remote []workerConfig
+	for i := range p.processes {
+		proxies := c.proxies(t)
+		links = append(links, proxies)
+		config := base
+		config.Name, config.Goroutines, config.Addresses, config.Seed = fmt.Sprintf("p%d", i+1), p.processGoroutines, proxyAddresses(proxies), rng.Uint64()
+		remote = append(remote, config)
+	}
+	var canaryProxies [2][]*faultnet.Proxy
+	if p.canaries > 0 {
+		canaryProxies = [2][]*faultnet.Proxy{c.proxies(t), c.proxies(t)}
+	}
+	// The baseline of C6: servers, proxies and recorder up, no client yet.
+	goroutines := safety.Goroutines(-1, 0)
+	descriptors, err := safety.Descriptors(-1, 0)
+	require.NoError(t, err)
+	var kit *canaryKit
+	if p.canaries > 0 {
+		kit = newCanaryKit(t, c, rec, "lock:canary", &canaryProxies)
+	}
+
+	// The workers.
+	observer := &latencyObserver{collecting: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var workers sync.WaitGroup
+	workerErrs := make([]error, len(local))
+	for i, config := range local {
+		workers.Go(func() { workerErrs[i] = runWorkers(ctx, config, rec, observer) })
+	}
+	var processes []*workerProcess
+	for _, config := range remote {
+		processes = append(processes, startWorkerProcess(t, config))
+	}
+	stopWorkers := func() {
+		rec.SetPhase(safety.PhaseStop)
+		workers.Wait()
+		for _, p := range processes {
+			assert.NoError(t, p.wait(30*time.Second))
+		}
+	}
+	defer func() {
+		if rec.Phase() != safety.PhaseStop {
+			stopWorkers()
+		}
+	}()
+
+	n := &nemesis{t: t, rng: rng, cluster: c, links: links, rec: rec, ttl: p.ttl, counts: map[string]int{}}
+	time.Sleep(p.warmup)
+	observer.collect(false)
+
+	// Phase A: faults that must be survived.
+	phaseAStart := rec.SetPhase(safety.PhaseRun)
+	n.mustSurvivePhase(p.faults, p.phaseA)
+	phaseAEnd := safety.Now()
+
+	// Phase B: client pauses.
+	var pauses pauseResult
+	var phaseBStart, phaseBEnd int64
+	if p.phaseB > 0 && len(processes) > 0 {
+		phaseBStart = rec.SetPhase(safety.PhasePause)
+		pauses = n.pausePhase(processes, newTracker(rec), p.phaseB)
+		phaseBEnd = safety.Now()
+		t.Logf("phase B: %d pauses of %v to %v", pauses.pauses, pauses.shortest.Round(time.Millisecond), pauses.longest.Round(time.Millisecond))
+	}
+
+	// Phase C: canaries, with the workers idle.
+	if kit != nil && !t.Failed() {
+		rec.SetPhase(safety.PhaseIdle)
+		// The canaries' faults hit every key: let the workers' holds and
+		// their Lock calls end, so that the canary windows hold only the
+		// scripted holds.
+		idle := newTracker(rec)
+		for end := time.Now().Add(3*p.ttl + 2*time.Second); !idle.quiet() && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		assert.True(t, idle.quiet(), "the workers did not go idle for phase C")
+		for range p.canaries {
+			if shim != "" {
+				kit.clockJump()
+			}
+			kit.restart()
+			if shim != "" {
+				kit.drift(1.05)
+			}
+		}
+		t.Logf("phase C: %d scenarios, %d stale writes of the first holder refused, %d fence regressions (documented)",
+			kit.runs, kit.refused, kit.regressions)
+	}
+
+	// Heal, stop the workers, and probe liveness (C5 a).
+	stopWorkers()
+	for _, client := range links {
+		for _, proxy := range client {
+			proxy.Pass()
+		}
+	}
+	for i := range workerErrs {
+		assert.NoError(t, workerErrs[i], "workers of %s", local[i].Name)
+	}
+	time.Sleep(3 * p.ttl)
+	probe(t, c, rec, keys, p.ttl)
+	if kit != nil {
+		kit.close()
+	}
+	lastRelease := time.Now()
+
+	// Check the history.
+	history := rec.History()
+	report := safety.Check(history, safety.Options{
+		Resource:     c.resourceLog(t, append(slices.Clone(keys), "lock:canary")),
+		LivenessKeys: keys, LivenessFrom: phaseAStart, LivenessTo: max(phaseAEnd, phaseBEnd),
+		ProbeLimit: 2*p.ttl + base.RetryMax,
+	})
+	assert.NoError(t, rec.Err(), "recorder")
+	assert.NoError(t, report.Err(), "checks C1–C5")
+
+	// Phase B: stale writes refused, and every resumed holder told.
+	staleHolds := map[string]bool{}
+	for _, f := range report.Stale {
+		staleHolds[f.Hold] = true
+	}
+	staleWrites, resumed := 0, 0
+	for _, e := range history {
+		if e.T < phaseBStart || e.T > phaseBEnd {
+			continue
+		}
+		switch {
+		case e.Kind == safety.KindWriteRejected && staleHolds[e.Hold]:
+			staleWrites++
+		case e.Kind == safety.KindDone:
+			resumed++
+			assert.Empty(t, e.Err, "hold %s resumed after a pause", e.Hold)
+		}
+	}
+	if p.phaseB > 0 && len(processes) > 0 {
+		assert.GreaterOrEqual(t, staleWrites, p.minStaleWritesRefused, "phase B proved nothing: too few stale writes refused")
+		t.Logf("phase B: %d stale writes refused by fencing, %d resumed holders saw Done", staleWrites, resumed)
+	}
+
+	// Phase C: every canary detected.
+	canaryViolations := 0
+	t.Logf("phase C: violations found per canary: %v", report.CanaryViolations)
+	for name, count := range report.CanaryViolations {
+		canaryViolations += count
+		assert.GreaterOrEqual(t, count, 1, "canary %s: the checker did not detect the violation", name)
+	}
+	if kit != nil {
+		assert.Equal(t, kit.runs, len(report.CanaryViolations), "canaries run and checked")
+	}
+
+	// C5 (c): attempt latency without faults.
+	latencies := observer.latencies()
+	p99 := safety.Percentile(latencies, 0.99)
+	t.Logf("C5: p99 of %d acquisition attempts without faults: %v", len(latencies), p99)
+	assert.Less(t, p99, p.latencyLimit, "C5: p99 acquisition attempt latency without faults")
+
+	// C6: hygiene.
+	time.Sleep(time.Until(lastRelease.Add(p.ttl + time.Second)))
+	assert.Empty(t, c.leftoverLocks(t), "C6: lock keys left on the nodes after TTL+1s")
+	if got := safety.Goroutines(goroutines, 10*time.Second); got > goroutines {
+		t.Errorf("C6: %d goroutines after the clients closed, %d before\n%s", got, goroutines, safety.GoroutineDump())
+	}
+	if got, err := safety.Descriptors(descriptors, 10*time.Second); assert.NoError(t, err) {
+		assert.LessOrEqual(t, got, descriptors, "C6: file descriptors after the clients closed")
+	}
+
+	figures := runFigures{seed: seed, holds: report.Holds, faults: n.faults + kit.runsOrZero(),
+		canaryViolations: canaryViolations, staleWrites: staleWrites, duration: time.Since(started)}
+	summary := fmt.Sprintf("chaos run: seed %d, holds %d, faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, duration %v",
+		figures.seed, figures.holds, figures.faults, faultCounts(n.counts, kit), figures.canaryViolations, figures.staleWrites,
+		len(report.Stale), report.WritesRejected, figures.duration.Round(time.Second))
+	t.Log(summary)
+	for _, f := range report.Fences {
+		t.Logf("C2 (expected %q): %s", f.Expected, f)
+	}
+	return figures
+}
+
+// runsOrZero returns the number of canary scenarios run.
+func (k *canaryKit) runsOrZero() int {
+	if k == nil {
+		return 0
+	}
+	return k.runs
+}
+
+// faultCounts lists the faults injected by name.
+func faultCounts(counts map[string]int, kit *canaryKit) string {
+	var names []string
+	for name, count := range counts {
+		names = append(names, fmt.Sprintf("%s ×%d", name, count))
+	}
+	slices.Sort(names)
+	if kit != nil && kit.runs > 0 {
+		names = append(names, fmt.Sprintf("phase C canaries ×%d", kit.runs))
+	}
+	return strings.Join(names, "; ")
+}
+
+// probe is C5(a): with the faults healed for 3 TTLs, each key is acquired
+// within 2·TTL plus the largest retry delay, by a client that talks to the
+// nodes directly.
+func probe(t *testing.T, c *cluster, rec *safety.Recorder, keys []string, ttl time.Duration) {
+	client, err := redlock.New(c.addresses(), redlock.Options{})
+	require.NoError(t, err)
+	defer client.Close()
+	for _, key := range keys {
+		m := client.NewMutex(key, redlock.MutexOptions{TTL: ttl, Fencing: true})
+		ctx, cancel := context.WithTimeout(context.Background(), 4*ttl)
+		start := time.Now()
+		err := m.Lock(ctx)
+		cancel()
+		e := safety.Event{Kind: safety.KindProbe, Key: key, Latency: int64(time.Since(start))}
+		if err != nil {
+			e.Err = err.Error()
+		} else {
+			unlockContext, cancel := context.WithTimeout(context.Background(), time.Second)
+			if err := m.Unlock(unlockContext); err != nil {
+				e.Err = "unlock: " + err.Error()
+			}
+			cancel()
+		}
+		rec.Record(e)
+	}
+}
+
+// dumpOnFailure writes the history and the nodes' logs of a failed run to
+// $TMPDIR/chaos-SEED-*, and names the directory.
+func dumpOnFailure(t *testing.T, seed uint64, rec *safety.Recorder, c *cluster) {
+	if !t.Failed() {
+		return
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("chaos-%d-", seed))
+	if err != nil {
+		t.Logf("cannot keep the artifacts: %v", err)
+		return
+	}
+	file, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	if err == nil {
+		err = safety.WriteJSONL(file, rec.History())
+		file.Close()
+	}
+	if err != nil {
+		t.Logf("cannot write the history: %v", err)
+	}
+	for i, node := range c.nodes {
+		_ = os.WriteFile(filepath.Join(dir, "redis-"+nodeNames[i]+".log"), []byte(node.LogTail(2000)), 0o644)
+	}
+	t.Logf("artifacts of the failed run (seed %d): %s", seed, dir)
+}
+
+// smokeProfile is the chaos run of the plain test command: phase A only,
+// 2 keys, 8 workers, fewer faults, about 20 seconds.
+func smokeProfile() profile {
+	p := profile{ttl: time.Second, keys: 2, localClients: 4, localGoroutines: 2, longChance: 0.02,
+		warmup: 2 * time.Second, phaseA: 12 * time.Second, faults: smokeFaults, latencyLimit: 100 * time.Millisecond}
+	if raceEnabled {
+		p.ttl, p.latencyLimit = 2*time.Second, 250*time.Millisecond
+	}
+	return p
+}
+
+// TestChaosSmoke is the short chaos run of RELIABILITY.md §8.4's gating:
+// phase A with the cheaper faults, zero violations allowed. The build tag
+// chaos runs the full TestChaos instead.
+func TestChaosSmoke(t *testing.T) {
+	if fullChaos {
+		t.Skip("the build tag chaos runs the full TestChaos, which covers this run")
+	}
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	runChaos(t, smokeProfile())
+}

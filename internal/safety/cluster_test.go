@@ -1,0 +1,261 @@
+//go:build linux
+
+package safety_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/faultnet"
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/safety"
+)
+
+// nodeNames name the lock nodes in messages, as RELIABILITY.md does.
+var nodeNames = []string{"A", "B", "C", "D", "E", "F", "G"}
+
+// cluster is the servers of a run: N lock nodes and one resource node for
+// the fenced writes, all real redis-server processes on loopback.
+type cluster struct {
+	t        testing.TB
+	nodes    []*redistest.Server
+	resource *redistest.Server
+	// clocks are the clock files of the nodes' LD_PRELOAD shim, "" without
+	// the shim; offsets and rates are what was last written to them.
+	clocks  []string
+	offsets []int64
+	rates   []float64
+}
+
+// clusterOptions configures startCluster.
+type clusterOptions struct {
+	nodes int
+	// shim starts the lock nodes under the clock shim; the caller has
+	// checked that it could be built.
+	shim string
+}
+
+// startCluster starts the lock nodes with appendonly yes and appendfsync
+// always, ready for the faults of the chaos run: LOADING answers during a
+// slow load (F22), noeviction (F20), DEBUG from loopback (F28).
+func startCluster(t testing.TB, options clusterOptions) *cluster {
+	t.Helper()
+	redistest.RequireReal(t)
+	c := &cluster{t: t}
+	clockDir := t.TempDir()
+	for i := range options.nodes {
+		node := redistest.Options{
+			Persistence: redistest.PersistenceAOF,
+			ExtraArgs: []string{
+				"--maxmemory-policy", "noeviction",
+				"--key-load-delay", "1000", // µs per key: F22 makes loading slow with filler keys
+				"--loading-process-events-interval-bytes", "1024",
+			},
+		}
+		clock := ""
+		if options.shim != "" {
+			clock = filepath.Join(clockDir, nodeNames[i]+".clk")
+			require.NoError(t, os.WriteFile(clock, []byte("0 1.0\n"), 0o644))
+			node.Env = []string{"LD_PRELOAD=" + options.shim, "CLOCKSHIFT_FILE=" + clock}
+		}
+		c.nodes = append(c.nodes, redistest.Start(t, node))
+		c.clocks = append(c.clocks, clock)
+		c.offsets = append(c.offsets, 0)
+		c.rates = append(c.rates, 1)
+	}
+	c.resource = redistest.Start(t, redistest.Options{})
+	return c
+}
+
+// addresses returns the nodes' own addresses.
+func (c *cluster) addresses() []string {
+	var out []string
+	for _, node := range c.nodes {
+		out = append(out, node.Addr())
+	}
+	return out
+}
+
+// proxies starts one faultnet proxy per node for one client.
+func (c *cluster) proxies(t testing.TB) []*faultnet.Proxy {
+	var out []*faultnet.Proxy
+	for _, node := range c.nodes {
+		out = append(out, faultnet.New(t, node.Addr()))
+	}
+	return out
+}
+
+// proxyAddresses returns the addresses clients dial for proxies.
+func proxyAddresses(proxies []*faultnet.Proxy) []string {
+	var out []string
+	for _, p := range proxies {
+		out = append(out, p.Addr())
+	}
+	return out
+}
+
+// setClock moves the wall clock of node i: offset milliseconds ahead of
+// its continuous course, which runs at rate. A change of rate does not
+// jump (the shim rebases it); a change of offset does. The shim reads the
+// file at most every 10 ms, so setClock waits for that.
+func (c *cluster) setClock(i int, offsetMilliseconds int64, rate float64) {
+	c.t.Helper()
+	require.NotEmpty(c.t, c.clocks[i], "the nodes run without the clock shim")
+	temporary := c.clocks[i] + ".new"
+	text := strconv.FormatInt(offsetMilliseconds, 10) + " " + strconv.FormatFloat(rate, 'f', -1, 64) + "\n"
+	require.NoError(c.t, os.WriteFile(temporary, []byte(text), 0o644))
+	require.NoError(c.t, os.Rename(temporary, c.clocks[i]))
+	c.offsets[i], c.rates[i] = offsetMilliseconds, rate
+	time.Sleep(30 * time.Millisecond)
+}
+
+// resourceLog reads the final log of the fenced resource for keys.
+func (c *cluster) resourceLog(t testing.TB, keys []string) map[string][]string {
+	t.Helper()
+	out := make(map[string][]string)
+	for _, key := range keys {
+		reply, err := safety.Command(context.Background(), c.resource.Addr(), "LRANGE", resourceLogKey(key), "0", "-1")
+		require.NoError(t, err)
+		require.False(t, reply.IsError(), "LRANGE: %s", reply)
+		log := []string{}
+		for _, element := range reply.Elems {
+			log = append(log, string(element.Str))
+		}
+		out[key] = log
+	}
+	return out
+}
+
+// leftoverLocks lists, on every node, the lock keys still there, fencing
+// counters excepted.
+func (c *cluster) leftoverLocks(t testing.TB) []string {
+	t.Helper()
+	var leftovers []string
+	for i, node := range c.nodes {
+		keys, err := safety.LockKeys(context.Background(), node.Addr(), "lock:*", fenceCounterSuffix)
+		require.NoError(t, err)
+		for _, key := range keys {
+			leftovers = append(leftovers, fmt.Sprintf("%s:%s", nodeNames[i], key))
+		}
+	}
+	return leftovers
+}
+
+// fenceCounterSuffix ends redlock's fencing counter keys, which have no
+// TTL by design.
+const fenceCounterSuffix = ":lockmux-fence"
+
+// shimSource is the LD_PRELOAD clock shim of RELIABILITY.md §7.3, changed
+// so that a change of rate is continuous: it rebases the fake clock on the
+// moment the rate changes instead of multiplying the whole run by the new
+// rate, which would jump. The clock file holds "offset_ms rate"; the fake
+// wall clock is base_fake + (real − base_real)·rate + offset. Only
+// CLOCK_REALTIME, gettimeofday and time are changed: redis-server's timers
+// use CLOCK_MONOTONIC, which passes through. Raw syscalls avoid the
+// dlsym recursion that breaks libfaketime with jemalloc.
+const shimSource = `#define _GNU_SOURCE
+#include <time.h>
+#include <sys/time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <pthread.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long long base_real, base_fake, offset_ns, last_read;
+static double rate = 1.0;
+static int started;
+
+static long long raw(clockid_t c) {
+	struct timespec t;
+	syscall(SYS_clock_gettime, c, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void refresh(long long real) {
+	long long mono = raw(CLOCK_MONOTONIC);
+	if (last_read && mono - last_read < 10000000LL) return;
+	last_read = mono;
+	const char *path = getenv("CLOCKSHIFT_FILE");
+	if (!path) return;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) return;
+	char b[64];
+	ssize_t n = read(fd, b, sizeof b - 1);
+	close(fd);
+	if (n <= 0) return;
+	b[n] = 0;
+	char *end;
+	long long off = strtoll(b, &end, 10);
+	if (end == b) return;
+	double r = strtod(end, NULL);
+	if (r <= 0) r = 1.0;
+	if (r != rate) {
+		base_fake = base_fake + (long long)((real - base_real) * rate);
+		base_real = real;
+		rate = r;
+	}
+	offset_ns = off * 1000000LL;
+}
+
+static long long fake_now(void) {
+	long long real = raw(CLOCK_REALTIME);
+	pthread_mutex_lock(&lock);
+	if (!started) { base_real = real; base_fake = real; started = 1; }
+	refresh(real);
+	long long f = base_fake + (long long)((real - base_real) * rate) + offset_ns;
+	pthread_mutex_unlock(&lock);
+	return f;
+}
+
+int clock_gettime(clockid_t c, struct timespec *ts) {
+	if (c != CLOCK_REALTIME && c != CLOCK_REALTIME_COARSE) return syscall(SYS_clock_gettime, c, ts);
+	long long f = fake_now();
+	ts->tv_sec = f / 1000000000LL;
+	ts->tv_nsec = f % 1000000000LL;
+	return 0;
+}
+
+int gettimeofday(struct timeval *tv, void *tz) {
+	(void)tz;
+	long long f = fake_now();
+	if (tv) { tv->tv_sec = f / 1000000000LL; tv->tv_usec = (f % 1000000000LL) / 1000; }
+	return 0;
+}
+
+time_t time(time_t *t) {
+	long long f = fake_now();
+	time_t s = f / 1000000000LL;
+	if (t) *t = s;
+	return s;
+}
+`
+
+// buildShim compiles the clock shim with gcc into a temporary directory of
+// t and returns the library's path, or "" with the reason when gcc is
+// missing or fails.
+func buildShim(t testing.TB) (string, string) {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		return "", "gcc is not installed, so the LD_PRELOAD clock shim of RELIABILITY.md §7.3 cannot be built"
+	}
+	dir := t.TempDir()
+	source := filepath.Join(dir, "clockshift.c")
+	library := filepath.Join(dir, "libclockshift.so")
+	require.NoError(t, os.WriteFile(source, []byte(shimSource), 0o644))
+	output, err := exec.Command(gcc, "-O2", "-shared", "-fPIC", "-o", library, source, "-lpthread").CombinedOutput()
+	if err != nil {
+		return "", fmt.Sprintf("gcc failed to build the clock shim: %v\n%s", err, output)
+	}
+	return library, ""
+}

@@ -1,0 +1,398 @@
+//go:build linux
+
+package safety_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/internal/safety"
+	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// fencedWriteScript is the resource side of fencing (RELIABILITY.md §8.2):
+// it appends the writer's element to the log only if the writer's fence
+// is not older than the newest one applied. KEYS[1] keeps the newest
+// fence, KEYS[2] is the log. ARGV[1] is the fence, ARGV[2] the element.
+// It returns {1, fence} when applied and {0, newest} when refused.
+var fencedWriteScript = conn.NewScript(`local f = tonumber(ARGV[1])
+local cur = tonumber(redis.call('HGET', KEYS[1], 'fence') or '0')
+if f < cur then return {0, cur} end
+redis.call('HSET', KEYS[1], 'fence', ARGV[1])
+redis.call('RPUSH', KEYS[2], ARGV[2])
+return {1, f}`)
+
+// resourceKey and resourceLogKey are the resource's keys for a lock key.
+func resourceKey(key string) string    { return "res:" + key }
+func resourceLogKey(key string) string { return "res:" + key + ":log" }
+
+// workerConfig configures the workers of one process. A worker process
+// gets it as JSON in its environment.
+type workerConfig struct {
+	// Name names the process: "local1", "p2". Its workers are NAME.gI.
+	Name       string
+	Goroutines int
+	Keys       []string
+	// Addresses are the lock nodes, through this process's proxies.
+	Addresses []string
+	Resource  string
+	TTL       time.Duration
+	// NodeTimeout, RetryMin and RetryMax are the Client's options.
+	NodeTimeout, RetryMin, RetryMax time.Duration
+	// AcquireTimeout bounds one Lock.
+	AcquireTimeout time.Duration
+	// LongChance is the probability of a long critical section (1.5 s,
+	// with an explicit Extend in the middle) that exercises renewal.
+	LongChance float64
+	// Remote is set for a worker process: in PhasePause its critical
+	// section works for a while without looking at Done, so that a
+	// SIGSTOP lands between the check of validity and the write.
+	Remote bool
+	// Socket is the recorder's unix socket, for a worker process.
+	Socket string
+	// Lifetime bounds the run of a worker process.
+	Lifetime time.Duration
+	Seed     uint64
+}
+
+// latencyObserver keeps the latencies of acquisition attempts while
+// collecting is on (C5(c)).
+type latencyObserver struct {
+	redlock.NopObserver
+	mu         sync.Mutex
+	collecting bool
+	attempts   []time.Duration
+}
+
+func (o *latencyObserver) OnAcquire(e redlock.AcquireEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.collecting {
+		o.attempts = append(o.attempts, e.Elapsed)
+	}
+}
+
+func (o *latencyObserver) collect(on bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.collecting = on
+}
+
+func (o *latencyObserver) latencies() []time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]time.Duration(nil), o.attempts...)
+}
+
+// clientOptions returns the redlock options of a worker process.
+func (c *workerConfig) clientOptions(observer redlock.Observer) redlock.Options {
+	return redlock.Options{
+		NodeTimeout:   c.NodeTimeout,
+		RetryDelayMin: c.RetryMin,
+		RetryDelayMax: c.RetryMax,
+		Observer:      observer,
+	}
+}
+
+// runWorkers runs config.Goroutines workers that lock, work and unlock
+// until the recorder says PhaseStop or ctx ends. It returns the first
+// error of a worker: a recorder that cannot be reached.
+func runWorkers(ctx context.Context, config workerConfig, sink safety.Sink, observer redlock.Observer) error {
+	client, err := redlock.New(config.Addresses, config.clientOptions(observer))
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	resource, err := conn.New(config.Resource, conn.Options{Scripts: []*conn.Script{fencedWriteScript}})
+	if err != nil {
+		return err
+	}
+	defer resource.Close()
+	var wait sync.WaitGroup
+	errs := make([]error, config.Goroutines)
+	for g := range config.Goroutines {
+		w := newWorker(&config, fmt.Sprintf("%s.g%d", config.Name, g), client, resource, sink)
+		w.rng = rand.New(rand.NewPCG(config.Seed, uint64(g)))
+		wait.Go(func() { errs[g] = w.run(ctx) })
+	}
+	wait.Wait()
+	return errors.Join(errs...)
+}
+
+// worker is one goroutine of lock, work, unlock: the lock-set workload of
+// RELIABILITY.md §8.2. Its methods are the steps, which the canary
+// scenarios also use one by one.
+type worker struct {
+	config   *workerConfig
+	name     string
+	client   *redlock.Client
+	resource *conn.Conn
+	sink     safety.Sink
+	mutexes  map[string]*redlock.Mutex
+	rng      *rand.Rand
+	phase    safety.Phase
+	holds    int
+	call     conn.Call
+}
+
+func newWorker(config *workerConfig, name string, client *redlock.Client, resource *conn.Conn, sink safety.Sink) *worker {
+	w := &worker{config: config, name: name, client: client, resource: resource, sink: sink,
+		mutexes: make(map[string]*redlock.Mutex), rng: rand.New(rand.NewPCG(1, 2)), phase: safety.PhaseRun}
+	for _, key := range config.Keys {
+		w.mutexes[key] = client.NewMutex(key, redlock.MutexOptions{TTL: config.TTL, AutoExtend: true, Fencing: true})
+	}
+	return w
+}
+
+// record sends e, named after the worker, and learns the phase.
+func (w *worker) record(e safety.Event) error {
+	e.Worker = w.name
+	ack, err := w.sink.Record(e)
+	if err != nil {
+		return err
+	}
+	w.phase = ack.Phase
+	return nil
+}
+
+// uniform returns a duration drawn uniformly from [low, high].
+func (w *worker) uniform(low, high time.Duration) time.Duration {
+	return low + time.Duration(w.rng.Int64N(int64(high-low)+1))
+}
+
+func (w *worker) run(ctx context.Context) error {
+	if err := w.record(safety.Event{Kind: safety.KindPoll}); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		switch w.phase {
+		case safety.PhaseStop:
+			return nil
+		case safety.PhaseIdle:
+			time.Sleep(20 * time.Millisecond)
+			if err := w.record(safety.Event{Kind: safety.KindPoll}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.cycle(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holding is a hold a worker has.
+type holding struct {
+	m     *redlock.Mutex
+	key   string
+	hold  string
+	fence int64
+	done  <-chan struct{}
+	phase safety.Phase // when it entered
+}
+
+// errorText shortens an error for the history.
+func errorText(err error) string {
+	text := err.Error()
+	if len(text) > 300 {
+		text = text[:300] + "…"
+	}
+	return text
+}
+
+// acquire records the acquisition of m by lock (m.Lock or m.TryLock) and,
+// on success, the entry into the critical section. It returns nil, nil
+// when the lock was not acquired.
+func (w *worker) acquire(ctx context.Context, m *redlock.Mutex, timeout time.Duration, lock func(context.Context) error) (*holding, error) {
+	w.holds++
+	h := &holding{m: m, key: m.Key(), hold: fmt.Sprintf("%s#%d", w.name, w.holds)}
+	err := w.record(safety.Event{Kind: safety.KindAcquireCall, Key: h.key, Hold: h.hold, At: safety.Now(), TTL: int64(w.config.TTL)})
+	if err != nil {
+		return nil, err
+	}
+	lockContext, cancel := context.WithTimeout(ctx, timeout)
+	err = lock(lockContext)
+	at := safety.Now()
+	cancel()
+	if err != nil {
+		kind := safety.KindAcquireFail
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			kind = safety.KindAcquireInfo
+		}
+		return nil, w.record(safety.Event{Kind: kind, Key: h.key, Hold: h.hold, Err: errorText(err)})
+	}
+	deadline := safety.Deadline(m.Until())
+	h.fence, h.done = m.Fence(), m.Done()
+	token := m.Token()
+	err = w.record(safety.Event{Kind: safety.KindAcquireOK, Key: h.key, Hold: h.hold, Token: token[:min(len(token), 8)],
+		Fence: h.fence, Deadline: deadline, At: at})
+	if err == nil {
+		err = w.record(safety.Event{Kind: safety.KindEnter, Key: h.key, Hold: h.hold, Deadline: deadline})
+	}
+	h.phase = w.phase
+	return h, err
+}
+
+// read reads the resource, as the read of a read-modify-write.
+func (w *worker) read(ctx context.Context, h *holding) error {
+	w.call.Reset()
+	w.call.Command = resp.AppendCommand(w.call.Command, "LINDEX", resourceLogKey(h.key), "-1")
+	readContext, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	e := safety.Event{Kind: safety.KindRead, Key: h.key, Hold: h.hold}
+	if err := w.resource.Do(readContext, &w.call); err != nil {
+		e.Err = errorText(err)
+	}
+	return w.record(e)
+}
+
+// write makes the fenced write of h and records its result.
+func (w *worker) write(ctx context.Context, h *holding) (safety.Kind, error) {
+	element := safety.Element(h.hold, h.fence)
+	w.call.SetScript(fencedWriteScript, 2, 2)
+	w.call.Command = resp.AppendBulkString(w.call.Command, resourceKey(h.key))
+	w.call.Command = resp.AppendBulkString(w.call.Command, resourceLogKey(h.key))
+	w.call.Command = resp.AppendBulkInt(w.call.Command, h.fence)
+	w.call.Command = resp.AppendBulkString(w.call.Command, element)
+	writeContext, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	e := safety.Event{Kind: safety.KindWriteInfo, Key: h.key, Hold: h.hold, Fence: h.fence, Element: element}
+	err := w.resource.Do(writeContext, &w.call)
+	reply := w.call.Reply
+	switch {
+	case err != nil:
+		e.Err = errorText(err)
+	case reply.IsError() || len(reply.Elems) != 2:
+		e.Err = "unexpected reply " + reply.String()
+	case reply.Elems[0].Int == 1:
+		e.Kind = safety.KindWriteOK
+	default:
+		e.Kind, e.Newest = safety.KindWriteRejected, reply.Elems[1].Int
+	}
+	return e.Kind, w.record(e)
+}
+
+// leave records the exit from the critical section, then unlocks.
+func (w *worker) leave(ctx context.Context, h *holding) error {
+	err := w.record(safety.Event{Kind: safety.KindExit, Key: h.key, Hold: h.hold, Deadline: safety.Deadline(h.m.Until())})
+	if err != nil {
+		return err
+	}
+	if err := w.record(safety.Event{Kind: safety.KindReleaseCall, Key: h.key, Hold: h.hold, At: safety.Now()}); err != nil {
+		return err
+	}
+	unlockContext, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	err = h.m.Unlock(unlockContext)
+	cancel()
+	e := safety.Event{Kind: safety.KindReleaseOK, Key: h.key, Hold: h.hold}
+	switch {
+	case errors.Is(err, redlock.ErrLockLost):
+		e.Kind, e.Err = safety.KindReleaseLost, errorText(err)
+	case err != nil:
+		e.Kind, e.Err = safety.KindReleaseError, errorText(err)
+	}
+	return w.record(e)
+}
+
+// waitOrDone waits for d or until done is closed, and reports the latter.
+func waitOrDone(done <-chan struct{}, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// cycle is one hold: acquire, enter, read, work, write, exit, release.
+func (w *worker) cycle(ctx context.Context) error {
+	m := w.mutexes[w.config.Keys[w.rng.IntN(len(w.config.Keys))]]
+	h, err := w.acquire(ctx, m, w.config.AcquireTimeout, m.Lock)
+	if h == nil || err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := w.read(ctx, h); err != nil {
+		return err
+	}
+	lost, work := false, time.Duration(0)
+	switch {
+	case w.config.Remote && h.phase == safety.PhasePause:
+		// Work without looking at Done: a pause that lands here resumes
+		// straight into the write, as in Kleppmann's example.
+		work = w.uniform(60*time.Millisecond, 150*time.Millisecond)
+		time.Sleep(work)
+	case w.rng.Float64() < w.config.LongChance:
+		lost, err = w.long(ctx, h)
+		if err != nil {
+			return err
+		}
+	default:
+		work = w.uniform(5*time.Millisecond, 40*time.Millisecond)
+		lost = waitOrDone(h.done, work)
+	}
+	if lost {
+		if err := w.record(safety.Event{Kind: safety.KindLost, Key: h.key, Hold: h.hold}); err != nil {
+			return err
+		}
+	} else {
+		if _, err := w.write(ctx, h); err != nil {
+			return err
+		}
+		if w.config.Remote && h.phase == safety.PhasePause && time.Since(start) > work+w.config.TTL/2 {
+			// The process was paused (phase B pauses last 1.2 TTL or
+			// more, longer than the validity): the hold must be over,
+			// and Done closed, within a TTL.
+			e := safety.Event{Kind: safety.KindDone, Key: h.key, Hold: h.hold}
+			if !waitOrDone(h.done, w.config.TTL) {
+				e.Err = "Done not closed within a TTL of resuming"
+			}
+			if err := w.record(e); err != nil {
+				return err
+			}
+		}
+	}
+	return w.leave(ctx, h)
+}
+
+// long is a long critical section: it outlives the TTL, so the hold lives
+// by its renewal, with an explicit Extend in the middle. It reports
+// whether Done was closed meanwhile.
+func (w *worker) long(ctx context.Context, h *holding) (bool, error) {
+	if waitOrDone(h.done, 750*time.Millisecond) {
+		return true, nil
+	}
+	call := safety.Event{Kind: safety.KindExtendCall, Key: h.key, Hold: h.hold, Deadline: safety.Deadline(h.m.Until()), At: safety.Now()}
+	if err := w.record(call); err != nil {
+		return false, err
+	}
+	extendContext, cancel := context.WithTimeout(ctx, time.Second)
+	err := h.m.Extend(extendContext)
+	at := safety.Now()
+	cancel()
+	result := safety.Event{Kind: safety.KindExtendOK, Key: h.key, Hold: h.hold, At: at, Deadline: safety.Deadline(h.m.Until())}
+	if err != nil {
+		result = safety.Event{Kind: safety.KindExtendFail, Key: h.key, Hold: h.hold, Err: errorText(err)}
+	}
+	if err := w.record(result); err != nil {
+		return false, err
+	}
+	return waitOrDone(h.done, 750*time.Millisecond), nil
+}
+
+// isClosedRecorder reports whether err says the recorder went away, which
+// ends a worker process without failing it.
+func isClosedRecorder(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "closed") ||
+		strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "broken pipe"))
+}
