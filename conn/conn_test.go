@@ -271,3 +271,26 @@ func TestAbandonedScriptCallStillFallsBackToEval(t *testing.T) {
 	do(t, c, "GET", "k")
 	assert.Equal(t, "v", string(do(t, c, "GET", "k").Str))
 }
+
+// OnConnect has run by the time Connect returns: redlock relies on it to
+// compare the run_ids of its nodes before New returns (RELIABILITY.md F29).
+func TestOnConnectHasRunWhenConnectReturns(t *testing.T) {
+	server := redistest.Start(t, redistest.Options{})
+	for range 20 {
+		var mu sync.Mutex
+		recorded := ""
+		c, err := conn.New(server.Addr(), conn.Options{OnConnect: func(_, runID string) {
+			mu.Lock()
+			recorded = runID
+			mu.Unlock()
+		}})
+		require.NoError(t, err)
+		require.NoError(t, c.Connect(context.Background()))
+		mu.Lock()
+		got := recorded
+		mu.Unlock()
+		require.NotEmpty(t, c.RunID())
+		require.Equal(t, c.RunID(), got, "OnConnect ran before Connect returned")
+		c.Close()
+	}
+}

@@ -70,8 +70,10 @@ type Options struct {
 	// into the Conn. Nil drops pushes.
 	OnPush func(resp.Value)
 	// OnConnect is called after each successful handshake with the
-	// server's address (as Conn.Address returns it) and run_id. It must not
-	// block or call back into the Conn.
+	// server's address (as Conn.Address returns it) and run_id, before the
+	// connection carries a command and before Connect returns: what it
+	// records is in place when the caller goes on. It must not block or
+	// call back into the Conn.
 	OnConnect func(address, runID string)
 	// Scripts are loaded with SCRIPT LOAD after each handshake, so that
 	// EVALSHA rarely meets NOSCRIPT.

@@ -26,7 +26,10 @@ func (c *Conn) startDialLocked() {
 func (c *Conn) dialInBackground(ctx context.Context) {
 	defer c.dialers.Done()
 	link, runID, err := c.dial(ctx)
-	installed := false
+	if err == nil && c.options.OnConnect != nil {
+		// Before anyone waiting for the dial learns that it ended.
+		c.options.OnConnect(c.name, runID)
+	}
 	c.mu.Lock()
 	c.cancel()
 	c.dialing = false
@@ -50,7 +53,6 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 		c.backoff = 0
 		c.retryAt = time.Time{}
 		c.runID = runID
-		installed = true
 		// Commands sent during the dial go out now; a caller waiting for
 		// them becomes the reader.
 		c.flushLocked()
@@ -59,7 +61,4 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 		}
 	}
 	c.mu.Unlock()
-	if installed && c.options.OnConnect != nil {
-		c.options.OnConnect(c.name, runID)
-	}
 }
