@@ -40,17 +40,16 @@ type Conn struct {
 	backoff  time.Duration      // the last backoff, doubled on each failure
 	runID    string
 
-	pending        queue     // commands written or about to be, in order
-	writeBuffer    []byte    // commands not yet written
-	abandonedTails []byte    // see pending; emptied when nothing is pending
-	spareBuffer    []byte    // the other write buffer, swapped in while writing
-	flushing       bool      // a caller is writing
-	reading        bool      // a caller is reading
-	earliest       time.Time // the earliest deadline of the pending calls
-	earliestStale  bool      // earliest may be earlier than needed
-	readDeadline   time.Time // the read deadline set on the socket
-	writeDeadline  time.Time // the write deadline set on the socket
-	interrupted    bool      // Listen's context ended: its read deadline is not a timeout
+	pending       queue     // commands written or about to be, in order
+	writeBuffer   []byte    // commands not yet written
+	spareBuffer   []byte    // the other write buffer, swapped in while writing
+	flushing      bool      // a caller is writing
+	reading       bool      // a caller is reading
+	earliest      time.Time // the earliest deadline of the pending calls
+	earliestStale bool      // earliest may be earlier than needed
+	readDeadline  time.Time // the read deadline set on the socket
+	writeDeadline time.Time // the write deadline set on the socket
+	interrupted   bool      // Listen's context ended: its read deadline is not a timeout
 }
 
 // readGrace is how long a reader still waits for a reply whose deadline
@@ -245,11 +244,11 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		c.mu.Unlock()
 		return true
 	}
+	if !c.reading && !c.flushing && c.pending.ownerlessBefore(call) {
+		c.readArrivedLocked(c.link, call, nil)
+	}
 	buffered = c.flushing || c.pending.len() > 1
 	if !buffered {
-		if !c.reading {
-			c.readIdleLocked(c.link)
-		}
 		c.flushLocked()
 	}
 	c.mu.Unlock()
@@ -341,9 +340,7 @@ func (c *Conn) Abandon(call *Call) {
 			// Keep what the NOSCRIPT fallback needs: the call may be reused
 			// at once, but its command must still take effect.
 			entry.script, entry.arrayLength = call.script, call.arrayLength
-			entry.tailStart = len(c.abandonedTails)
-			c.abandonedTails = append(c.abandonedTails, call.Command[call.scriptTail:]...)
-			entry.tailEnd = len(c.abandonedTails)
+			entry.tail = append(entry.tail[:0], call.Command[call.scriptTail:]...)
 		}
 		call.state = callIdle
 		call.Err = errAbandoned
@@ -383,7 +380,17 @@ func (c *Conn) flushLocked() {
 		link := c.link
 		buffer := c.writeBuffer
 		c.writeBuffer = c.spareBuffer[:0]
-		if deadline := socketDeadline(c.earliest, time.Now()); !deadline.Equal(c.writeDeadline) {
+		if c.earliestStale {
+			// The call that set it was answered or abandoned.
+			c.earliestStale = false
+			c.earliest = c.pending.earliestDeadline()
+		}
+		now := time.Now()
+		due := c.earliest
+		if due.IsZero() {
+			due = now.Add(c.options.CommandTimeout) // only commands nobody waits for
+		}
+		if deadline := socketDeadline(due, now); !deadline.Equal(c.writeDeadline) {
 			c.writeDeadline = deadline
 			link.netConn.SetWriteDeadline(deadline)
 		}

@@ -11,3 +11,11 @@ func Unread(c *Conn) int {
 	}
 	return c.link.reader.Buffered() + c.link.received.received()
 }
+
+// Pending returns the number of commands on c whose replies have not been
+// read.
+func Pending(c *Conn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending.len()
+}

@@ -69,32 +69,8 @@ func (c *Conn) readLocked(own *Call) error {
 			}
 			continue
 		}
-		entry, ok := c.pending.pop()
-		if !ok {
-			err := fmt.Errorf("%w: a reply arrived that no command asked for", ErrUnexpectedReply)
-			c.failLinkLocked(link, err)
+		if err := c.takeReplyLocked(link, value); err != nil {
 			return err
-		}
-		if entry.deadline.Equal(c.earliest) {
-			c.earliestStale = true
-		}
-		switch {
-		case entry.call != nil:
-			c.deliverLocked(entry.call, value, entry.deadline)
-		case entry.script != nil && value.Type == resp.TypeError && string(resp.ErrorCode(value.Str)) == "NOSCRIPT":
-			// An abandoned script call: nobody waits for it, but it must
-			// still run.
-			c.pending.push(pending{})
-			c.writeBuffer = resp.AppendArrayHeader(c.writeBuffer, entry.arrayLength)
-			c.writeBuffer = resp.AppendBulkString(c.writeBuffer, "EVAL")
-			c.writeBuffer = resp.AppendBulkString(c.writeBuffer, entry.script.Source)
-			c.writeBuffer = append(c.writeBuffer, c.abandonedTails[entry.tailStart:entry.tailEnd]...)
-			if !c.flushing {
-				c.flushLocked()
-			}
-		}
-		if c.pending.len() == 0 {
-			c.abandonedTails = c.abandonedTails[:0]
 		}
 		// The caller leaves once its own reply is in, unless buffered bytes
 		// can serve callers still waiting, or belong to no command at all
@@ -109,20 +85,67 @@ func (c *Conn) readLocked(own *Call) error {
 	return ErrNotConnected
 }
 
-// readIdleLocked reads, before a command is written to a connection where
-// nothing else is pending, the frames that arrived while nothing was
-// pending: pushes go to Options.OnPush, and anything else is a reply that
-// no command asked for (R13), which fails the connection instead of being
-// taken for the answer to the command about to be written. It costs one
-// non-blocking system call when nothing arrived. Bytes that come between
-// this look and the write cannot be told from the reply.
-func (c *Conn) readIdleLocked(link *link) {
-	if link.reader.Buffered() == 0 && link.received.received() == 0 {
+// takeReplyLocked gives a reply to the oldest pending command: to its
+// call, or, for a command whose caller stopped waiting, to nobody (an
+// abandoned script call that met NOSCRIPT is sent again as EVAL). A reply
+// that no command asked for (R13) fails the link.
+func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
+	entry, ok := c.pending.pop()
+	if !ok {
+		err := fmt.Errorf("%w: a reply arrived that no command asked for", ErrUnexpectedReply)
+		c.failLinkLocked(link, err)
+		return err
+	}
+	if entry.deadline.Equal(c.earliest) {
+		c.earliestStale = true
+	}
+	switch {
+	case entry.call != nil:
+		c.deliverLocked(entry.call, value, entry.deadline)
+	case entry.script != nil && value.Type == resp.TypeError && string(resp.ErrorCode(value.Str)) == "NOSCRIPT":
+		// An abandoned script call: nobody waits for it, but it must
+		// still run.
+		c.writeBuffer = resp.AppendArrayHeader(c.writeBuffer, entry.arrayLength)
+		c.writeBuffer = resp.AppendBulkString(c.writeBuffer, "EVAL")
+		c.writeBuffer = resp.AppendBulkString(c.writeBuffer, entry.script.Source)
+		c.writeBuffer = append(c.writeBuffer, entry.tail...) // before the push may reuse its slot
+		c.pending.push(pending{deadline: time.Now().Add(c.options.CommandTimeout)})
+		if !c.flushing {
+			c.flushLocked()
+		}
+	}
+	return nil
+}
+
+// readArrivedLocked reads, without waiting for more, the frames that have
+// arrived on a connection that nobody else reads, and gives replies to
+// their commands and pushes to Options.OnPush.
+//
+// Send calls it, with the new call as unsent, when nothing ahead of that
+// call has an owner: nothing has been read since the connection went idle,
+// or since its last callers stopped waiting (a round decided before every
+// server answered). The replies of the abandoned commands are dropped, and
+// any other frame is a reply that no command asked for (R13): it fails the
+// connection instead of being taken for the answer to the command about to
+// be written. An abandoned command still unanswered after its deadline
+// fails the connection too, as a timeout, so that a server that stopped
+// answering cannot make the queue grow without bound. Bytes that come
+// between this look and the write cannot be told from the reply.
+//
+// Collect calls it with until set: it stops once that call is answered.
+//
+// It costs one non-blocking system call when nothing has arrived.
+func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
+	arrived := func() bool { return link.reader.Buffered() > 0 || link.received.received() > 0 }
+	if !arrived() {
+		if oldest := c.pending.at(0); unsent != nil && oldest.call == nil && time.Now().After(oldest.deadline) {
+			c.failLinkLocked(link, fmt.Errorf("%w: no reply to an abandoned command by its deadline", os.ErrDeadlineExceeded))
+		}
 		return
 	}
 	c.flushing, c.reading = true, true // nothing is written while it reads
 	defer func() { c.flushing = false; c.handOffReadingLocked() }()
-	for c.link == link && (link.reader.Buffered() > 0 || link.received.received() > 0) {
+	for c.link == link && (until == nil || until.state == callQueued) && arrived() {
 		c.readDeadline = time.Now().Add(readGrace)
 		link.netConn.SetReadDeadline(c.readDeadline)
 		c.mu.Unlock()
@@ -134,16 +157,44 @@ func (c *Conn) readIdleLocked(link *link) {
 		case err != nil:
 			c.failLinkLocked(link, err)
 			return
-		case value.Type != resp.TypePush || link.protocol == ProtocolRESP2:
+		case value.Type == resp.TypePush && link.protocol == ProtocolRESP3:
+			if onPush := c.options.OnPush; onPush != nil {
+				c.mu.Unlock()
+				onPush(value)
+				c.mu.Lock()
+			}
+		case value.Type == resp.TypePush:
+			c.failLinkLocked(link, fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply))
+			return
+		case unsent != nil && c.pending.at(0).call == unsent:
 			c.failLinkLocked(link, fmt.Errorf("%w: a reply arrived while no command was pending", ErrUnexpectedReply))
 			return
-		}
-		if onPush := c.options.OnPush; onPush != nil {
-			c.mu.Unlock()
-			onPush(value)
-			c.mu.Lock()
+		default:
+			if c.takeReplyLocked(link, value) != nil {
+				return
+			}
 		}
 	}
+}
+
+// Collect takes the call's reply if it has already arrived, without
+// waiting: it reads the frames received so far, for whichever calls they
+// answer, and reports whether the call is done. It reports false at once
+// when another caller is reading or writing the connection, or when
+// nothing has arrived. A caller that no longer needs a reply collects what
+// is there before it abandons the rest (see mux.Group.Discard), so that
+// replies do not pile up on a connection that nobody waits on.
+func (c *Conn) Collect(call *Call) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case call.state != callQueued:
+		return true
+	case c.reading || c.flushing || c.link == nil || len(c.writeBuffer) > 0:
+		return false
+	}
+	c.readArrivedLocked(c.link, nil, call)
+	return call.state != callQueued
 }
 
 // handOffReadingLocked ends a reader's turn and wakes a caller that waits
@@ -243,7 +294,6 @@ func (c *Conn) failPendingLocked(err error) {
 		}
 	}
 	c.writeBuffer = c.writeBuffer[:0]
-	c.abandonedTails = c.abandonedTails[:0]
 	c.earliest, c.earliestStale = time.Time{}, false
 	c.readDeadline, c.writeDeadline = time.Time{}, time.Time{}
 }

@@ -135,13 +135,15 @@ func (g *Group) Wait(round *Round, tally Tally) {
 	}
 }
 
-// Discard stops waiting for every call of a round that was sent: their
-// replies are read and dropped in order by the next reader of each
-// connection. It serves commands whose effect matters but whose answer
-// does not, such as the clean-up after a failed lock attempt.
+// Discard stops waiting for every call of a round that was sent. It takes
+// the replies that have already arrived (see conn.Conn.Collect), without
+// counting them; the others are read and dropped in order by the next
+// reader of each connection. It serves commands whose effect matters but
+// whose answer does not, such as the clean-up after a failed lock attempt,
+// and the calls left when a round was decided early.
 func (g *Group) Discard(round *Round) {
 	for i, node := range g.nodes {
-		if call := &round.Calls[i]; len(call.Command) != 0 && !round.gathered[i] {
+		if call := &round.Calls[i]; len(call.Command) != 0 && !round.gathered[i] && !node.Collect(call) {
 			node.Abandon(call)
 		}
 	}

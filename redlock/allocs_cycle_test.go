@@ -43,14 +43,16 @@ func TestLockCycleDoesNotAllocate(t *testing.T) {
 				warm.Add(1)
 				wait.Go(func() {
 					m := client.NewMutex("allocs:"+strconv.Itoa(g), MutexOptions{})
-					for first := true; ; first = false {
+					// Warm up: the connections' queues grow to the depth
+					// that 32 callers reach, once.
+					for cycles := 1; ; cycles++ {
 						if err := m.Lock(ctx); err != nil {
 							panic(err)
 						}
 						if err := m.Unlock(ctx); err != nil {
 							panic(err)
 						}
-						if first {
+						if cycles == 50 {
 							warm.Done()
 						}
 						select {

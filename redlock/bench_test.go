@@ -38,7 +38,7 @@ func BenchmarkCycle(b *testing.B) {
 			})
 			b.Run("serial/floor", func(b *testing.B) {
 				b.ReportAllocs()
-				cycle := newFloorCycle(b, nodes.addresses, "bench:serial")
+				cycle := newFloorCycle(b, nodes.addresses, "bench:floor:serial")
 				for b.Loop() {
 					cycle.run()
 				}
@@ -58,7 +58,7 @@ func BenchmarkCycle(b *testing.B) {
 				b.ReportAllocs()
 				cycles := make(chan *floorCycle, parallelism()*runtime.GOMAXPROCS(0))
 				for i := range cap(cycles) {
-					cycles <- newFloorCycle(b, nodes.addresses, "bench:parallel:"+strconv.Itoa(i))
+					cycles <- newFloorCycle(b, nodes.addresses, "bench:floor:parallel:"+strconv.Itoa(i))
 				}
 				b.SetParallelism(parallelism())
 				b.ResetTimer()
