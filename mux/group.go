@@ -20,6 +20,8 @@ var ErrNoNodes = errors.New("mux: no addresses")
 // A Group is safe for concurrent use.
 type Group struct {
 	nodes []*conn.Conn
+	// ordering serializes the sending of ordered rounds (Round.Ordered).
+	ordering sync.Mutex
 }
 
 // New returns a Group with one connection per address, in the forms
@@ -76,6 +78,10 @@ func (g *Group) NewRound() *Round {
 // round, and Wait does not wait for it.
 func (g *Group) Send(round *Round, deadline time.Time) {
 	buffered := false
+	ordered := round.Ordered && len(g.nodes) > 1
+	if ordered {
+		g.ordering.Lock()
+	}
 	for i, node := range g.nodes {
 		round.gathered[i] = false
 		call := &round.Calls[i]
@@ -86,6 +92,9 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 		if node.Send(call, deadline) {
 			buffered = true
 		}
+	}
+	if ordered {
+		g.ordering.Unlock()
 	}
 	if !buffered {
 		return
@@ -164,6 +173,15 @@ func (g *Group) Close() error {
 type Round struct {
 	// Calls holds one call per server, in the Group's order.
 	Calls []conn.Call
+
+	// Ordered makes Send queue the round's commands on every server before
+	// any other ordered round of the Group can queue its own: each server
+	// then receives the ordered rounds in the same order. Two lock attempts
+	// of one client on one key, racing, get the same answer from every
+	// server instead of splitting the servers between them (a split vote
+	// costs both a backoff). Rounds whose order does not matter leave it
+	// unset and never wait for each other.
+	Ordered bool
 
 	// gathered marks the calls whose outcome Wait has taken.
 	gathered []bool

@@ -95,6 +95,10 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m.keys = append([]string{key}, m.options.Keys...)
 	m.ttl = m.options.TTL.Milliseconds()
 	m.round = c.group.NewRound()
+	// Every node sees this client's acquisitions and releases in one order:
+	// a release and an attempt, or two attempts, racing on one key cannot
+	// split the nodes between them.
+	m.round.Ordered = true
 	m.tally.nodes = make([]nodeOutcome, c.group.Len())
 	m.tally.keys = len(m.keys)
 	if m.options.Fencing {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,4 +208,39 @@ func TestClosedClient(t *testing.T) {
 	require.NoError(t, client.Close())
 	assert.ErrorIs(t, m.Unlock(context.Background()), ErrClosed)
 	assert.ErrorIs(t, m.TryLock(context.Background()), ErrClosed)
+}
+
+// Attempts and releases of one Client reach every node in one order, so
+// its goroutines racing for a key never split the nodes between them: an
+// attempt that fails was refused by every node. A split vote would cost
+// both attempts a backoff.
+func TestRacingGoroutinesOfOneClientNeverSplitTheNodes(t *testing.T) {
+	client := startCluster(t, 5, redistest.Options{}).client(t, Options{})
+	var wait sync.WaitGroup
+	splits := make(chan string, 8)
+	for range 8 {
+		wait.Go(func() {
+			m := client.NewMutex("k", MutexOptions{})
+			for range 200 {
+				err := m.TryLock(context.Background())
+				if err == nil {
+					if err := m.Unlock(context.Background()); err != nil {
+						splits <- "unlock: " + err.Error()
+						return
+					}
+					continue
+				}
+				var quorum *QuorumError
+				if !errors.As(err, &quorum) || quorum.Got != 0 {
+					splits <- err.Error()
+					return
+				}
+			}
+		})
+	}
+	wait.Wait()
+	close(splits)
+	for split := range splits {
+		t.Error(split)
+	}
 }
