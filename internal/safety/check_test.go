@@ -324,6 +324,18 @@ func TestTruth(t *testing.T) {
 			b.add(1500, safety.Event{Kind: safety.KindExtendCall, Worker: "w1.g0", Key: "k", Hold: "w1.g0#1", At: 500 * ms, Deadline: 989 * ms})
 			b.add(1501, safety.Event{Kind: safety.KindExtendOK, Worker: "w1.g0", Key: "k", Hold: "w1.g0#1", At: 501 * ms, Deadline: 1500 * ms})
 		}},
+		{name: "an extension started late is bounded from its start", build: func(b *builder) {
+			// The call was stamped at 500 ms; the worker called Extend at
+			// 510 ms (a slow round trip to the recorder).
+			b.hold("k", "w1.g0#1", 1, 0, 2, 3, 1+988)
+			b.add(1500, safety.Event{Kind: safety.KindExtendCall, Worker: "w1.g0", Key: "k", Hold: "w1.g0#1", At: 500 * ms, Deadline: 989 * ms})
+			b.add(1501, safety.Event{Kind: safety.KindExtendOK, Worker: "w1.g0", Key: "k", Hold: "w1.g0#1", At: 511 * ms, Started: 510 * ms, Deadline: 1498 * ms})
+		}},
+		{name: "extension longer than TTL − drift from its start", fail: "longer than TTL", build: func(b *builder) {
+			b.hold("k", "w1.g0#1", 1, 0, 2, 3, 1+988)
+			b.add(1500, safety.Event{Kind: safety.KindExtendCall, Worker: "w1.g0", Key: "k", Hold: "w1.g0#1", At: 500 * ms, Deadline: 989 * ms})
+			b.add(1501, safety.Event{Kind: safety.KindExtendOK, Worker: "w1.g0", Key: "k", Hold: "w1.g0#1", At: 511 * ms, Started: 510 * ms, Deadline: 1510 * ms})
+		}},
 		{name: "release after the validity", fail: "release reported success", build: func(b *builder) {
 			b.hold("k", "w1.g0#1", 1, 0, 2, 3, 1+988)
 			b.add(1600, safety.Event{Kind: safety.KindReleaseCall, Worker: "w1.g0", Key: "k", Hold: "w1.g0#1", At: 1200 * ms})

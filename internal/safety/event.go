@@ -108,6 +108,11 @@ type Event struct {
 	// At is the worker's own CLOCK_MONOTONIC reading for the step, taken
 	// next to the library call; C4 compares it with deadlines.
 	At int64 `json:"at,omitempty"`
+	// Started is, on KindExtendOK, the worker's CLOCK_MONOTONIC reading
+	// right before it called Extend: after KindExtendCall was stamped,
+	// which for a worker process takes a round trip to the recorder. C4
+	// bounds the new validity from it.
+	Started int64 `json:"started,omitempty"`
 	// Element is what a fenced write appends to the resource.
 	Element string `json:"el,omitempty"`
 	// Newest is the resource's newest fence when it refused a write.

@@ -49,8 +49,14 @@ func checkTruth(ix *historyIndex, options Options, report *Report) {
 			if x.call.At-x.call.Deadline > tolerance {
 				add(h, x.result.T, "extension succeeded though called %v after the validity ended", time.Duration(x.call.At-x.call.Deadline))
 			}
-			if longest >= 0 && x.result.Deadline-(x.call.At+longest) > tolerance {
-				add(h, x.result.T, "extension claims a validity %v longer than TTL − drift from its call", time.Duration(x.result.Deadline-x.call.At-longest))
+			// The new validity is measured from the extension's start: the
+			// latest reading before the call bounds it best.
+			started := x.call.At
+			if x.result.Started > started {
+				started = x.result.Started
+			}
+			if longest >= 0 && x.result.Deadline-(started+longest) > tolerance {
+				add(h, x.result.T, "extension claims a validity %v longer than TTL − drift from its call", time.Duration(x.result.Deadline-started-longest))
 			}
 			if x.result.At-x.result.Deadline > tolerance {
 				add(h, x.result.T, "extension returned a validity that had ended %v before", time.Duration(x.result.At-x.result.Deadline))

@@ -377,10 +377,11 @@ func (w *worker) long(ctx context.Context, h *holding) (bool, error) {
 		return false, err
 	}
 	extendContext, cancel := context.WithTimeout(ctx, time.Second)
+	started := safety.Now()
 	err := h.m.Extend(extendContext)
 	at := safety.Now()
 	cancel()
-	result := safety.Event{Kind: safety.KindExtendOK, Key: h.key, Hold: h.hold, At: at, Deadline: safety.Deadline(h.m.Until())}
+	result := safety.Event{Kind: safety.KindExtendOK, Key: h.key, Hold: h.hold, At: at, Started: started, Deadline: safety.Deadline(h.m.Until())}
 	if err != nil {
 		result = safety.Event{Kind: safety.KindExtendFail, Key: h.key, Hold: h.hold, Err: errorText(err)}
 	}
