@@ -390,7 +390,13 @@ func (c *Conn) flushLocked() {
 		if due.IsZero() {
 			due = now.Add(c.options.CommandTimeout) // only commands nobody waits for
 		}
-		if deadline := socketDeadline(due, now); !deadline.Equal(c.writeDeadline) {
+		// A write blocks only when the socket's buffer is full: a deadline
+		// a little earlier than needed does no harm, so the one set for
+		// earlier calls stays while it is due no later than the calls and
+		// not before readGrace from now. That saves moving a timer on
+		// every write.
+		deadline := socketDeadline(due, now)
+		if c.writeDeadline.After(deadline) || c.writeDeadline.Before(now.Add(readGrace)) {
 			c.writeDeadline = deadline
 			link.netConn.SetWriteDeadline(deadline)
 		}
