@@ -216,6 +216,14 @@ func runChaos(t *testing.T, p profile) runFigures {
 	// Check the history.
 	history := rec.History()
 	report := safety.Check(history, safety.Options{
+		// The workers read the clock next to the library's calls, not
+		// inside them: on two cores shared with five servers, proxies and
+		// worker processes, a goroutine can be preempted for milliseconds
+		// between its reading and the library's (runs have seen 2.3 ms).
+		// C4's bounds are the library's claims, so a late reading only
+		// costs a false finding; 10 ms is still a fifth of the drift
+		// canary's error.
+		Tolerance:    10 * time.Millisecond,
 		Resource:     c.resourceLog(t, append(slices.Clone(keys), "lock:canary")),
 		LivenessKeys: keys, LivenessFrom: phaseAStart, LivenessTo: max(phaseAEnd, phaseBEnd),
 		ProbeLimit: 2*p.ttl + base.RetryMax,
