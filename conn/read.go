@@ -117,9 +117,10 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 	return nil
 }
 
-// readArrivedLocked reads, without waiting for more, the frames that have
-// arrived on a connection that nobody else reads, and gives replies to
-// their commands and pushes to Options.OnPush.
+// readArrivedLocked reads the frames that have begun to arrive on a
+// connection that nobody else reads, and gives replies to their commands
+// and pushes to Options.OnPush. It waits for the rest of a frame that has
+// begun, never for a frame that has not.
 //
 // Send calls it, with the new call as unsent, when nothing ahead of that
 // call has an owner: nothing has been read since the connection went idle,
@@ -146,8 +147,22 @@ func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 	c.flushing, c.reading = true, true // nothing is written while it reads
 	defer func() { c.flushing = false; c.handOffReadingLocked() }()
 	for c.link == link && (until == nil || until.state == callQueued) && arrived() {
-		c.readDeadline = time.Now().Add(readGrace)
-		link.netConn.SetReadDeadline(c.readDeadline)
+		// A frame whose first bytes are here may still be arriving (a long
+		// reply comes in several segments): wait for the rest as any
+		// reader would, until the pending calls are due.
+		if c.earliestStale {
+			c.earliestStale = false
+			c.earliest = c.pending.earliestDeadline()
+		}
+		now := time.Now()
+		due := c.earliest
+		if due.IsZero() {
+			due = now.Add(c.options.CommandTimeout) // only replies nobody waits for
+		}
+		if deadline := socketDeadline(due, now); !deadline.Equal(c.readDeadline) {
+			c.readDeadline = deadline
+			link.netConn.SetReadDeadline(deadline)
+		}
 		c.mu.Unlock()
 		value, err := link.reader.ReadReply()
 		c.mu.Lock()
@@ -177,9 +192,9 @@ func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 	}
 }
 
-// Collect takes the call's reply if it has already arrived, without
-// waiting: it reads the frames received so far, for whichever calls they
-// answer, and reports whether the call is done. It reports false at once
+// Collect takes the call's reply if it has begun to arrive, without
+// waiting for one that has not: it reads the frames received so far, for
+// whichever calls they answer, and reports whether the call is done. It reports false at once
 // when another caller is reading or writing the connection, or when
 // nothing has arrived. A caller that no longer needs a reply collects what
 // is there before it abandons the rest (see mux.Group.Discard), so that

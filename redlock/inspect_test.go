@@ -117,7 +117,12 @@ func TestStatusFollowsAMutex(t *testing.T) {
 
 func TestScanListsKeysAndLeaks(t *testing.T) {
 	servers, addresses := inspectNodes(t, 3)
-	const many = 1200 // more than one SCAN batch
+	many := 1200 // more than one SCAN batch
+	if !servers[0].IsReal() {
+		// miniredis ignores COUNT and answers with every key at once:
+		// 1200 would exceed the reader's default aggregate limit.
+		many = 500
+	}
 	for _, server := range servers[:2] {
 		for i := range many {
 			require.Equal(t, "OK", server.Do(t, "SET", fmt.Sprintf("locks:%d", i), "token", "PX", "60000"))

@@ -19,6 +19,12 @@ import (
 // benchUnlockTimeout bounds one release of bench.
 const benchUnlockTimeout = time.Second
 
+// benchLockTimeout bounds one acquisition of bench. An acquisition in
+// flight when the run ends is not cancelled: a command abandoned at its
+// deadline closes its connection and fails the other workers' commands on
+// it, which would count as errors that only the stop caused.
+const benchLockTimeout = 5 * time.Second
+
 // errorPause is how long a worker of bench or demo waits after a failed
 // lock, so that nodes that are down do not make it spin.
 const errorPause = 10 * time.Millisecond
@@ -219,7 +225,10 @@ func benchWorker(ctx context.Context, mutexes []*redlock.Mutex, counters *benchC
 	for i := 0; ctx.Err() == nil; i++ {
 		m := mutexes[i%len(mutexes)]
 		start := time.Now()
-		if err := m.Lock(ctx); err != nil {
+		lockContext, cancelLock := context.WithTimeout(context.WithoutCancel(ctx), benchLockTimeout)
+		err := m.Lock(lockContext)
+		cancelLock()
+		if err != nil {
 			if ctx.Err() == nil {
 				counters.fail(err)
 				pause(ctx, errorPause) // nodes down: do not spin
@@ -228,7 +237,7 @@ func benchWorker(ctx context.Context, mutexes []*redlock.Mutex, counters *benchC
 		}
 		locked := time.Now()
 		unlockContext, cancel := context.WithTimeout(context.WithoutCancel(ctx), benchUnlockTimeout)
-		err := m.Unlock(unlockContext)
+		err = m.Unlock(unlockContext)
 		cancel()
 		end := time.Now()
 		if err != nil {

@@ -54,7 +54,9 @@ func TestBenchShortRun(t *testing.T) {
 	_, addresses := startNodes(t, 3, redistest.Options{})
 	for _, mode := range []string{"serial", "concurrent"} {
 		t.Run(mode, func(t *testing.T) {
-			result := invoke(t, map[string]string{addressesVariable: addresses}, "bench", "--mode", mode, "--duration", "500ms", "--json")
+			// A generous node timeout: in-process servers under the race
+			// detector answer slowly, and timeouts are not what this tests.
+			result := invoke(t, map[string]string{addressesVariable: addresses}, "bench", "--mode", mode, "--duration", "500ms", "--node-timeout", "2s", "--json")
 			require.Equal(t, exitOK, result.status, result.stderr)
 			var report benchResult
 			require.NoError(t, json.Unmarshal([]byte(result.stdout), &report), result.stdout)

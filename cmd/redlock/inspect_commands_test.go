@@ -38,7 +38,7 @@ func TestStatusOnAKnownState(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(result.stdout), "\n")
 		require.Len(t, lines, 7, result.stdout)
 		assert.Regexp(t, `^NODE\s+HELD\s+TOKEN\s+TTL\s+FENCE$`, lines[0])
-		assert.Regexp(t, `^`+servers[0].Addr()+`\s+yes\s+aaaaaaaa\s+\d+(\.\d+)?s\s+-$`, lines[1])
+		assert.Regexp(t, `^`+servers[0].Addr()+`\s+yes\s+aaaaaaaa\s+(\d+m)?\d+(\.\d+)?s\s+-$`, lines[1])
 		assert.Regexp(t, `^`+servers[3].Addr()+`\s+yes\s+bbbbbbbb\s`, lines[4])
 		assert.Regexp(t, `^`+servers[4].Addr()+`\s+no\s+-\s+-\s+-$`, lines[5])
 	})
