@@ -380,22 +380,13 @@ func (c *Conn) flushLocked() {
 		link := c.link
 		buffer := c.writeBuffer
 		c.writeBuffer = c.spareBuffer[:0]
-		if c.earliestStale {
-			// The call that set it was answered or abandoned.
-			c.earliestStale = false
-			c.earliest = c.pending.earliestDeadline()
-		}
-		now := time.Now()
-		due := c.earliest
-		if due.IsZero() {
-			due = now.Add(c.options.CommandTimeout) // only commands nobody waits for
-		}
 		// A write blocks only when the socket's buffer is full: a deadline
 		// a little earlier than needed does no harm, so the one set for
 		// earlier calls stays while it is due no later than the calls and
 		// not before readGrace from now. That saves moving a timer on
 		// every write.
-		deadline := socketDeadline(due, now)
+		now := time.Now()
+		deadline := socketDeadline(c.dueLocked(now), now)
 		if c.writeDeadline.After(deadline) || c.writeDeadline.Before(now.Add(readGrace)) {
 			c.writeDeadline = deadline
 			link.netConn.SetWriteDeadline(deadline)

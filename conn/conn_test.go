@@ -147,17 +147,24 @@ func TestDownServerFailsFastWithNotConnected(t *testing.T) {
 	assert.Contains(t, call.Err.Error(), address, "errors name the node")
 }
 
-func TestScriptFallsBackToEvalAfterScriptFlush(t *testing.T) {
+// flushedScriptCall returns a Conn whose server has forgotten its scripts
+// (SCRIPT FLUSH) and a call of a loaded script that sets k to v.
+func flushedScriptCall(t *testing.T) (*conn.Conn, *conn.Call) {
+	t.Helper()
 	server := redistest.Start(t, redistest.Options{})
 	script := conn.NewScript("return redis.call('SET', KEYS[1], ARGV[1]) and 1")
 	c := newConn(t, server.Addr(), conn.Options{Scripts: []*conn.Script{script}})
-	assert.True(t, do(t, c, "SCRIPT", "FLUSH").IsOK())
-
-	var call conn.Call
+	require.True(t, do(t, c, "SCRIPT", "FLUSH").IsOK())
+	call := &conn.Call{}
 	call.SetScript(script, 1, 1)
 	call.Command = resp.AppendBulkString(call.Command, "k")
 	call.Command = resp.AppendBulkString(call.Command, "v")
-	require.NoError(t, c.Do(context.Background(), &call))
+	return c, call
+}
+
+func TestScriptFallsBackToEvalAfterScriptFlush(t *testing.T) {
+	c, call := flushedScriptCall(t)
+	require.NoError(t, c.Do(context.Background(), call))
 	assert.Equal(t, resp.TypeInteger, call.Reply.Type, "reply %s", call.Reply)
 	assert.Equal(t, int64(1), call.Reply.Int)
 	assert.Equal(t, "v", string(do(t, c, "GET", "k").Str))
@@ -251,17 +258,9 @@ func TestCloseLeavesNoGoroutineOrDescriptor(t *testing.T) {
 }
 
 func TestAbandonedScriptCallStillFallsBackToEval(t *testing.T) {
-	server := redistest.Start(t, redistest.Options{})
-	script := conn.NewScript("return redis.call('SET', KEYS[1], ARGV[1]) and 1")
-	c := newConn(t, server.Addr(), conn.Options{Scripts: []*conn.Script{script}})
-	assert.True(t, do(t, c, "SCRIPT", "FLUSH").IsOK())
-
-	var call conn.Call
-	call.SetScript(script, 1, 1)
-	call.Command = resp.AppendBulkString(call.Command, "k")
-	call.Command = resp.AppendBulkString(call.Command, "v")
-	c.Send(&call, time.Now().Add(5*time.Second))
-	c.Abandon(&call)
+	c, call := flushedScriptCall(t)
+	c.Send(call, time.Now().Add(5*time.Second))
+	c.Abandon(call)
 	call.Reset() // the call is reused at once
 	call.Command = resp.AppendCommand(call.Command, "ECHO", "reused")
 

@@ -32,11 +32,9 @@ func (q *queue) push(entry pending) {
 		q.grow()
 	}
 	slot := &q.entries[(q.head+q.length)%len(q.entries)]
-	tail := slot.tail[:0] // the slot keeps its buffer
+	tail := slot.tail[:0]
 	*slot = entry
-	if entry.tail == nil {
-		slot.tail = tail
-	}
+	slot.tail = tail // the slot keeps its buffer
 	q.length++
 }
 

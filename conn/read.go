@@ -25,15 +25,12 @@ func (c *Conn) readLocked(own *Call) error {
 			c.interrupted = false
 			return context.Canceled
 		}
-		if c.earliestStale {
-			c.earliestStale = false
-			c.earliest = c.pending.earliestDeadline()
-		}
 		// With no call pending, a listener waits as long as it takes; a
 		// caller is only finishing buffered bytes, and waits no longer than
 		// the grace for the rest of them.
-		deadline := socketDeadline(c.earliest, time.Now())
-		if own == nil && c.earliest.IsZero() {
+		earliest := c.earliestLocked()
+		deadline := socketDeadline(earliest, time.Now())
+		if own == nil && earliest.IsZero() {
 			deadline = time.Time{}
 		}
 		if !deadline.Equal(c.readDeadline) {
@@ -57,15 +54,8 @@ func (c *Conn) readLocked(own *Call) error {
 			return err
 		}
 		if value.Type == resp.TypePush {
-			if link.protocol == ProtocolRESP2 {
-				err := fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply)
-				c.failLinkLocked(link, err)
+			if err := c.takePushLocked(link, value); err != nil {
 				return err
-			}
-			if onPush := c.options.OnPush; onPush != nil {
-				c.mu.Unlock()
-				onPush(value)
-				c.mu.Lock()
 			}
 			continue
 		}
@@ -83,6 +73,43 @@ func (c *Conn) readLocked(own *Call) error {
 		}
 	}
 	return ErrNotConnected
+}
+
+// takePushLocked hands a push frame to Options.OnPush. On a RESP2
+// connection, where no push can come, it fails the link.
+func (c *Conn) takePushLocked(link *link, value resp.Value) error {
+	if link.protocol == ProtocolRESP2 {
+		err := fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply)
+		c.failLinkLocked(link, err)
+		return err
+	}
+	if onPush := c.options.OnPush; onPush != nil {
+		c.mu.Unlock()
+		onPush(value)
+		c.mu.Lock()
+	}
+	return nil
+}
+
+// earliestLocked returns the earliest deadline of the pending calls that
+// have an owner, worked out again if the call that set it was answered or
+// abandoned; the zero time when no call has an owner.
+func (c *Conn) earliestLocked() time.Time {
+	if c.earliestStale {
+		c.earliestStale = false
+		c.earliest = c.pending.earliestDeadline()
+	}
+	return c.earliest
+}
+
+// dueLocked returns when the socket must have served the pending calls:
+// their earliest deadline, or CommandTimeout from now when only commands
+// that nobody waits for are pending.
+func (c *Conn) dueLocked(now time.Time) time.Time {
+	if earliest := c.earliestLocked(); !earliest.IsZero() {
+		return earliest
+	}
+	return now.Add(c.options.CommandTimeout)
 }
 
 // takeReplyLocked gives a reply to the oldest pending command: to its
@@ -150,16 +177,8 @@ func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 		// A frame whose first bytes are here may still be arriving (a long
 		// reply comes in several segments): wait for the rest as any
 		// reader would, until the pending calls are due.
-		if c.earliestStale {
-			c.earliestStale = false
-			c.earliest = c.pending.earliestDeadline()
-		}
 		now := time.Now()
-		due := c.earliest
-		if due.IsZero() {
-			due = now.Add(c.options.CommandTimeout) // only replies nobody waits for
-		}
-		if deadline := socketDeadline(due, now); !deadline.Equal(c.readDeadline) {
+		if deadline := socketDeadline(c.dueLocked(now), now); !deadline.Equal(c.readDeadline) {
 			c.readDeadline = deadline
 			link.netConn.SetReadDeadline(deadline)
 		}
@@ -172,15 +191,10 @@ func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 		case err != nil:
 			c.failLinkLocked(link, err)
 			return
-		case value.Type == resp.TypePush && link.protocol == ProtocolRESP3:
-			if onPush := c.options.OnPush; onPush != nil {
-				c.mu.Unlock()
-				onPush(value)
-				c.mu.Lock()
-			}
 		case value.Type == resp.TypePush:
-			c.failLinkLocked(link, fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply))
-			return
+			if c.takePushLocked(link, value) != nil {
+				return
+			}
 		case unsent != nil && c.pending.at(0).call == unsent:
 			c.failLinkLocked(link, fmt.Errorf("%w: a reply arrived while no command was pending", ErrUnexpectedReply))
 			return
@@ -194,9 +208,9 @@ func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 
 // Collect takes the call's reply if it has begun to arrive, without
 // waiting for one that has not: it reads the frames received so far, for
-// whichever calls they answer, and reports whether the call is done. It reports false at once
-// when another caller is reading or writing the connection, or when
-// nothing has arrived. A caller that no longer needs a reply collects what
+// whichever calls they answer, and reports whether the call is done. It
+// reports false at once when another caller is reading or writing the
+// connection, or when nothing has arrived. A caller that no longer needs a reply collects what
 // is there before it abandons the rest (see mux.Group.Discard), so that
 // replies do not pile up on a connection that nobody waits on.
 func (c *Conn) Collect(call *Call) bool {

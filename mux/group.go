@@ -115,25 +115,15 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 // at once, so the round lasts as long as its slowest server, not the sum,
 // and a server that is down costs nothing once the tally is decided.
 func (g *Group) Wait(round *Round, tally Tally) {
-	for _, connected := range [2]bool{true, false} {
+	// Pass 0 takes the connected servers, pass 1 those being dialled
+	// again, pass 2 any that came up or went down during the round and so
+	// was skipped by both.
+	for pass := range 3 {
 		for i, node := range g.nodes {
 			call := &round.Calls[i]
-			if len(call.Command) == 0 || round.gathered[i] || node.Connected() != connected {
+			if len(call.Command) == 0 || round.gathered[i] || (pass < 2 && node.Connected() != (pass == 0)) {
 				continue
 			}
-			node.Wait(call)
-			round.gathered[i] = true
-			if tally != nil && tally.Count(i, call) {
-				g.Discard(round)
-				return
-			}
-		}
-	}
-	// A server that came up or went down during the round was skipped by
-	// both passes.
-	for i, node := range g.nodes {
-		call := &round.Calls[i]
-		if len(call.Command) != 0 && !round.gathered[i] {
 			node.Wait(call)
 			round.gathered[i] = true
 			if tally != nil && tally.Count(i, call) {

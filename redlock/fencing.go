@@ -40,9 +40,7 @@ func (m *Mutex) Fence() int64 {
 func (m *Mutex) buildFencedAcquire() {
 	call := &m.round.Calls[0]
 	call.SetScript(acquireFencedLua, len(m.keys)+1, 2)
-	for _, key := range m.keys {
-		call.Command = resp.AppendBulkString(call.Command, key)
-	}
+	call.Command = m.appendKeys(call.Command)
 	call.Command = resp.AppendBulkString(call.Command, m.fenceKey)
 	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
 	call.Command = resp.AppendBulkInt(call.Command, m.ttl)
@@ -65,9 +63,7 @@ func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 	fence++
 	call := &m.round.Calls[0]
 	call.SetScript(commitFenceLua, len(m.keys)+1, 2)
-	for _, key := range m.keys {
-		call.Command = resp.AppendBulkString(call.Command, key)
-	}
+	call.Command = m.appendKeys(call.Command)
 	call.Command = resp.AppendBulkString(call.Command, m.fenceKey)
 	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
 	call.Command = resp.AppendBulkInt(call.Command, fence)

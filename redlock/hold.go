@@ -180,9 +180,7 @@ func (m *Mutex) repair(ctx context.Context, e extension, round *mux.Round, tally
 	}
 	call := &round.Calls[0]
 	call.SetEval(acquireMultiLua, len(m.keys), 2)
-	for _, key := range m.keys {
-		call.Command = resp.AppendBulkString(call.Command, key)
-	}
+	call.Command = m.appendKeys(call.Command)
 	call.Command = resp.AppendBulk(call.Command, e.token)
 	call.Command = resp.AppendBulkInt(call.Command, e.ttl.Milliseconds())
 	round.SetAll()

@@ -428,9 +428,7 @@ func (m *Mutex) releaseAfterFailure(ctx context.Context) {
 	// for a lock nobody held would only make them collide again.
 	call := &m.round.Calls[0]
 	call.SetEval(releaseLua, len(m.keys), 2)
-	for _, key := range m.keys {
-		call.Command = resp.AppendBulkString(call.Command, key)
-	}
+	call.Command = m.appendKeys(call.Command)
 	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
 	call.Command = resp.AppendBulkString(call.Command, "quiet")
 	m.round.SetAll()
@@ -456,13 +454,19 @@ func (m *Mutex) buildScriptWithToken(call *conn.Call, script *conn.Script, token
 		arguments = 2
 	}
 	call.SetScript(script, len(m.keys), arguments)
-	for _, key := range m.keys {
-		call.Command = resp.AppendBulkString(call.Command, key)
-	}
+	call.Command = m.appendKeys(call.Command)
 	call.Command = resp.AppendBulk(call.Command, token)
 	if ttl >= 0 {
 		call.Command = resp.AppendBulkInt(call.Command, ttl)
 	}
+}
+
+// appendKeys appends the Mutex's keys to a command, as bulk strings.
+func (m *Mutex) appendKeys(command []byte) []byte {
+	for _, key := range m.keys {
+		command = resp.AppendBulkString(command, key)
+	}
+	return command
 }
 
 // reportNodeErrors counts the failed nodes of the last round and tells the
