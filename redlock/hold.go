@@ -24,10 +24,12 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return ErrNotHeld
 	}
 	until, acquired := m.until, m.acquired
+	// The hold ends before the release is sent, and under the same lock as
+	// the check: of two Unlocks that race, one ends the hold and the other
+	// finds it not held; a renewal in flight finds it gone and schedules
+	// nothing more.
+	m.endHoldLocked()
 	m.mu.Unlock()
-	// The hold ends before the release is sent: a renewal in flight finds
-	// it gone and schedules nothing more.
-	m.endHold()
 	defer m.giveTurn()
 
 	c := m.client
@@ -71,13 +73,19 @@ func (m *Mutex) Extend(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
-	extension, err := m.prepareExtension(m.round, &m.tally, &m.extensionToken)
+	// Extend has a round of its own: another goroutine may unlock the
+	// Mutex, or lock it again, while the extension is in flight.
+	m.extendMu.Lock()
+	defer m.extendMu.Unlock()
+	s := &m.extending
+	s.prepare(m)
+	extension, err := m.prepareExtension(s.round, &s.tally, &s.token)
 	if err != nil {
 		return err
 	}
-	m.client.group.Send(m.round, m.roundDeadline(ctx))
-	m.client.group.Wait(m.round, &m.tally)
-	return m.applyExtension(ctx, extension, m.round, &m.tally, false)
+	m.client.group.Send(s.round, m.roundDeadline(ctx))
+	m.client.group.Wait(s.round, &s.tally)
+	return m.applyExtension(ctx, extension, s.round, &s.tally, false)
 }
 
 // extension is an extension round in flight.
@@ -137,14 +145,16 @@ func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Roun
 	switch {
 	case tally.got >= c.need && end.Before(e.until) && remaining > 0:
 		m.mu.Lock()
-		current := m.held && m.generation == e.generation
-		if current {
+		if m.held && m.generation == e.generation {
 			m.until = end.Add(remaining)
+			if tally.refused > 0 {
+				// Sent under the lock that Unlock takes to end the hold: a
+				// release of this hold is queued behind the repair on every
+				// node, so the repair cannot bring back a key it removed.
+				m.repair(ctx, e, round, tally)
+			}
 		}
 		m.mu.Unlock()
-		if current && tally.refused > 0 {
-			m.repair(ctx, e, round, tally)
-		}
 	case tally.got >= c.need:
 		err = fmt.Errorf("%w: the extension of %q took %v and ended after the validity", ErrLockLost, m.key, elapsed)
 	default:
@@ -193,14 +203,23 @@ func (m *Mutex) repair(ctx context.Context, e extension, round *mux.Round, tally
 	m.client.group.Discard(round)
 }
 
-// renewalState is what the renewer keeps of a Mutex between sending an
-// extension and gathering its replies. It belongs to the renewer's
-// goroutine.
-type renewalState struct {
+// extensionState is what a sender of extensions keeps of a Mutex between
+// sending an extension and gathering its replies: a round of its own, so
+// that an extension never shares one with an acquisition or a release.
+type extensionState struct {
 	token     [MaxTokenLength]byte
 	round     *mux.Round
 	tally     tally
 	extension extension
+}
+
+// prepare makes the round and the tally on first use.
+func (s *extensionState) prepare(m *Mutex) {
+	if s.round == nil {
+		s.round = m.client.group.NewRound()
+		s.tally.nodes = make([]nodeOutcome, m.client.group.Len())
+		s.tally.keys = len(m.keys)
+	}
 }
 
 // startRenewal sends the automatic extension of the hold of the given
@@ -208,11 +227,7 @@ type renewalState struct {
 // ended, or cannot be extended any more (then its end is scheduled).
 func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
 	r := &m.renewal
-	if r.round == nil {
-		r.round = m.client.group.NewRound()
-		r.tally.nodes = make([]nodeOutcome, m.client.group.Len())
-		r.tally.keys = len(m.keys)
-	}
+	r.prepare(m)
 	m.mu.Lock()
 	current := m.held && m.generation == generation
 	m.mu.Unlock()
@@ -375,10 +390,9 @@ func (m *Mutex) signalLost(generation uint64, err error) {
 	}
 }
 
-// endHold forgets the hold: its renewal and expiry events find it gone.
-func (m *Mutex) endHold() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// endHoldLocked forgets the hold: its renewal and expiry events find it
+// gone. The caller holds m.mu.
+func (m *Mutex) endHoldLocked() {
 	if m.done != nil && !m.lost {
 		close(m.done)
 	}

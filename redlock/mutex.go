@@ -54,21 +54,24 @@ type Mutex struct {
 	turn chan struct{}
 
 	// The fields below belong to the goroutine that has the turn.
-	round          *mux.Round
-	tally          tally
-	commitTally    tally  // the commit round of a fenced acquisition
-	fenceKey       string // the key of the resource's fencing counter
-	retryTimer     *time.Timer
-	channel        string               // releasedChannel, made on the first wait
-	notify         chan struct{}        // one token: the lock may have been released
-	listening      atomic.Bool          // sleeping until a release notification
-	remainingTTLs  []int64              // scratch of resume
-	extensionToken [MaxTokenLength]byte // the token of Extend's round
-	tokenBytes     [MaxTokenLength]byte
-	tokenSize      int
+	round         *mux.Round
+	tally         tally
+	commitTally   tally  // the commit round of a fenced acquisition
+	fenceKey      string // the key of the resource's fencing counter
+	retryTimer    *time.Timer
+	channel       string        // releasedChannel, made on the first wait
+	notify        chan struct{} // one token: the lock may have been released
+	listening     atomic.Bool   // sleeping until a release notification
+	remainingTTLs []int64       // scratch of resume
+	tokenBytes    [MaxTokenLength]byte
+	tokenSize     int
 
 	// renewal belongs to the Client's renewer goroutine.
-	renewal renewalState
+	renewal extensionState
+
+	// extending is the state of Extend; extendMu serializes its callers.
+	extendMu  sync.Mutex
+	extending extensionState
 
 	// mu guards the state of the hold, which any goroutine may read.
 	mu         sync.Mutex
@@ -150,11 +153,13 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	m.giveTurn()
-	if err != errAttemptFailed {
-		return err
+	if err == errAttemptFailed {
+		// The tally belongs to the goroutine that has the turn: read it
+		// before the turn passes to another goroutine's attempt.
+		err = m.tally.quorumError(m.key, m.client.addresses, elapsed)
 	}
-	return m.tally.quorumError(m.key, m.client.addresses, elapsed)
+	m.giveTurn()
+	return err
 }
 
 // takeTurn waits until no other goroutine of this process holds the Mutex.

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -208,6 +209,131 @@ func TestClosedClient(t *testing.T) {
 	require.NoError(t, client.Close())
 	assert.ErrorIs(t, m.Unlock(context.Background()), ErrClosed)
 	assert.ErrorIs(t, m.TryLock(context.Background()), ErrClosed)
+}
+
+// A failed TryLock's error reports its own attempt: goroutines that share
+// a Mutex and fail one after the other never see each other's round in
+// their errors. Under -race it also shows that the error is built before
+// the next goroutine may start an attempt.
+func TestFailedTryLockReportsItsOwnAttempt(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{})
+	require.NoError(t, holder.Lock(context.Background()))
+	shared := nodes.client(t, Options{}).NewMutex("k", MutexOptions{})
+
+	var wait sync.WaitGroup
+	reports := make(chan string, 2)
+	for range 2 {
+		wait.Go(func() {
+			for range 300 {
+				err := shared.TryLock(context.Background())
+				var quorum *QuorumError
+				if !errors.As(err, &quorum) {
+					if !errors.Is(err, ErrNotAcquired) {
+						reports <- fmt.Sprintf("unexpected error: %v", err)
+						return
+					}
+					continue // held by the other goroutine: no attempt of its own
+				}
+				for _, node := range quorum.Nodes {
+					if node.Outcome != OutcomeHeld {
+						reports <- "an error that is not its own attempt's: " + quorum.Error()
+						return
+					}
+				}
+			}
+		})
+	}
+	wait.Wait()
+	close(reports)
+	for report := range reports {
+		t.Error(report)
+	}
+}
+
+// Of two Unlocks of one hold that race, one releases it and the other finds
+// it not held; the Mutex can then be locked again at once. A second release
+// of the same hold would also give up the Mutex's local turn a second time:
+// block forever, or take the turn of the goroutine that locked next.
+func TestRacingUnlocksReleaseOnce(t *testing.T) {
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
+	m := client.NewMutex("k", MutexOptions{})
+	for range 200 {
+		require.NoError(t, m.Lock(context.Background()))
+		start := make(chan struct{})
+		results := make(chan error, 2)
+		for range 2 {
+			go func() {
+				<-start
+				results <- m.Unlock(context.Background())
+			}()
+		}
+		// A reader of the hold's state contends for the Mutex's state lock,
+		// which widens any gap between an Unlock's check and its end of
+		// the hold.
+		reading := make(chan struct{})
+		var reader sync.WaitGroup
+		reader.Go(func() {
+			for {
+				select {
+				case <-reading:
+					return
+				default:
+					m.Until()
+				}
+			}
+		})
+		close(start)
+		var first, second error
+		for i, result := range []*error{&first, &second} {
+			select {
+			case *result = <-results:
+			case <-time.After(10 * time.Second):
+				close(reading)
+				t.Fatalf("Unlock %d of 2 never returned: the hold was released twice", i+1)
+			}
+		}
+		close(reading)
+		reader.Wait()
+		if first != nil {
+			first, second = second, first
+		}
+		require.NoError(t, first, "one Unlock releases the hold")
+		require.ErrorIs(t, second, ErrNotHeld, "the other finds it released")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := m.TryLock(ctx)
+		cancel()
+		require.NoError(t, err, "the Mutex is free again, locally and on the nodes")
+		require.NoError(t, m.Unlock(context.Background()))
+	}
+}
+
+// A goroutine that extends the hold while another unlocks it, the
+// heartbeat pattern, never mixes its round with the release: the Unlock
+// that succeeds leaves no key behind, and Extend only ever reports success,
+// a hold that is gone, or no hold.
+func TestExtendRacingUnlock(t *testing.T) {
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
+	m := client.NewMutex("k", MutexOptions{})
+	for range 100 {
+		require.NoError(t, m.Lock(context.Background()))
+		heartbeat := make(chan error, 1)
+		go func() {
+			for {
+				err := m.Extend(context.Background())
+				if err != nil {
+					heartbeat <- err
+					return
+				}
+			}
+		}()
+		require.NoError(t, m.Unlock(context.Background()))
+		err := <-heartbeat
+		if !errors.Is(err, ErrNotHeld) && !errors.Is(err, ErrLockLost) {
+			t.Fatalf("Extend racing Unlock: %v", err)
+		}
+		require.Equal(t, repeat("", 3), client.values(t, "k"), "the release removed the key from every node")
+	}
 }
 
 // Attempts and releases of one Client reach every node in one order, so
