@@ -64,7 +64,9 @@ port_in_use() {
 start_server() {
 	local index=$1 attempt port dir pid
 	for attempt in 1 2 3 4 5 6 7 8 9 10; do
-		port=$((20000 + RANDOM % 40000))
+		# Below Linux's ephemeral range (32768 and up by default), where
+		# outgoing connections may hold a port that no server listens on.
+		port=$((20000 + RANDOM % 12000))
 		if port_in_use "$port"; then
 			continue
 		fi
