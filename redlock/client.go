@@ -181,8 +181,12 @@ func (c *Client) Addresses() []string {
 	return append([]string(nil), c.addresses...)
 }
 
-// Close closes the connections. Holds that were not unlocked stay on the
-// nodes until their TTL ends. Methods called after Close return ErrClosed.
+// Close closes the connections and ends the holds of the Client: nothing
+// renews them or watches their validity any more, so their Done channels
+// close and the contexts of Client.Do are cancelled, with a cause that
+// matches ErrLockLost and ErrClosed. Holds that were not unlocked stay on
+// the nodes until their TTL ends. Methods called after Close return
+// ErrClosed.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil

@@ -36,7 +36,10 @@
 // When an extension fails it is retried within the validity; once no
 // attempt can finish in time the hold is declared lost, before its validity
 // ends: Mutex.Done is closed and Do's context is cancelled with cause
-// ErrLockLost. MutexOptions.MaxHold bounds the renewal. Unlock stops it,
+// ErrLockLost. The margin is two node timeouts: one for an attempt to
+// finish, one for the holder to stop. MutexOptions.MaxHold bounds the
+// renewal: a hold that reaches it ends the same margin before its validity.
+// Client.Close ends every hold the same way. Unlock stops the renewal,
 // also while an extension is in flight. An extension that a quorum confirms
 // also sets the key again on the nodes that had lost it.
 //

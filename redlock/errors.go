@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,11 @@ var (
 	// ErrDuplicateNode is matched when two configured addresses reach the
 	// same server (the same run_id): it would count twice in a quorum.
 	ErrDuplicateNode = errors.New("redlock: two addresses reach the same server")
+
+	// errClientClosed ends the holds of a Client that is closed: nothing
+	// renews them or watches their validity any more. It matches
+	// ErrLockLost and ErrClosed.
+	errClientClosed = fmt.Errorf("%w: %w", ErrLockLost, ErrClosed)
 
 	// ErrConfig is matched when a node answered with an error that points at
 	// its configuration rather than at a passing failure: NOAUTH, WRONGPASS,

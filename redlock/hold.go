@@ -18,18 +18,22 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
-	m.mu.Lock()
-	if !m.held {
-		m.mu.Unlock()
-		return ErrNotHeld
-	}
-	until, acquired := m.until, m.acquired
 	// The hold ends before the release is sent, and under the same lock as
 	// the check: of two Unlocks that race, one ends the hold and the other
 	// finds it not held; a renewal in flight finds it gone and schedules
-	// nothing more.
+	// nothing more. Ending it also waits for the extensions and repairs
+	// being sent for it, so that the release follows them on every node.
+	m.sending.Lock()
+	m.mu.Lock()
+	if !m.held {
+		m.mu.Unlock()
+		m.sending.Unlock()
+		return ErrNotHeld
+	}
+	until, acquired := m.until, m.acquired
 	m.endHoldLocked()
 	m.mu.Unlock()
+	m.sending.Unlock()
 	defer m.giveTurn()
 
 	c := m.client
@@ -79,11 +83,15 @@ func (m *Mutex) Extend(ctx context.Context) error {
 	defer m.extendMu.Unlock()
 	s := &m.extending
 	s.prepare(m)
-	extension, err := m.prepareExtension(s.round, &s.tally, &s.token)
+	m.sending.RLock()
+	extension, err := m.prepareExtension(s.round, &s.tally, &s.token, currentHold)
+	if err == nil {
+		m.client.group.Send(s.round, m.roundDeadline(ctx))
+	}
+	m.sending.RUnlock()
 	if err != nil {
 		return err
 	}
-	m.client.group.Send(s.round, m.roundDeadline(ctx))
 	m.client.group.Wait(s.round, &s.tally)
 	return m.applyExtension(ctx, extension, s.round, &s.tally, false)
 }
@@ -97,11 +105,18 @@ type extension struct {
 	ttl        time.Duration
 }
 
-// prepareExtension checks that the hold can be extended and writes the
-// extension into round.
-func (m *Mutex) prepareExtension(round *mux.Round, tally *tally, token *[MaxTokenLength]byte) (extension, error) {
+// currentHold asks prepareExtension for the hold of whichever generation
+// is current; generations start at 1.
+const currentHold uint64 = 0
+
+// prepareExtension checks that the hold of the given generation, or the
+// current one, can be extended and writes the extension into round. The
+// caller holds m.sending for reading until the round is sent: the hold
+// cannot end, nor another one start, before the extension is queued on
+// every node.
+func (m *Mutex) prepareExtension(round *mux.Round, tally *tally, token *[MaxTokenLength]byte, generation uint64) (extension, error) {
 	m.mu.Lock()
-	if !m.held {
+	if !m.held || (generation != currentHold && m.generation != generation) {
 		m.mu.Unlock()
 		return extension{}, ErrNotHeld
 	}
@@ -144,17 +159,19 @@ func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Roun
 	var err error
 	switch {
 	case tally.got >= c.need && end.Before(e.until) && remaining > 0:
+		// A release of this hold is queued behind the repair on every
+		// node, so the repair cannot bring back a key it removed.
+		m.sending.RLock()
 		m.mu.Lock()
-		if m.held && m.generation == e.generation {
+		current := m.held && m.generation == e.generation
+		if current {
 			m.until = end.Add(remaining)
-			if tally.refused > 0 {
-				// Sent under the lock that Unlock takes to end the hold: a
-				// release of this hold is queued behind the repair on every
-				// node, so the repair cannot bring back a key it removed.
-				m.repair(ctx, e, round, tally)
-			}
 		}
 		m.mu.Unlock()
+		if current && tally.refused > 0 {
+			m.repair(ctx, e, round, tally)
+		}
+		m.sending.RUnlock()
 	case tally.got >= c.need:
 		err = fmt.Errorf("%w: the extension of %q took %v and ended after the validity", ErrLockLost, m.key, elapsed)
 	default:
@@ -228,15 +245,15 @@ func (s *extensionState) prepare(m *Mutex) {
 func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
 	r := &m.renewal
 	r.prepare(m)
-	m.mu.Lock()
-	current := m.held && m.generation == generation
-	m.mu.Unlock()
-	if !current {
-		return false
-	}
-	e, err := m.prepareExtension(r.round, &r.tally, &r.token)
-	if err != nil {
-		// Expired, or MaxHold reached: the hold ends with its validity.
+	m.sending.RLock()
+	defer m.sending.RUnlock()
+	e, err := m.prepareExtension(r.round, &r.tally, &r.token, generation)
+	switch {
+	case err == ErrNotHeld:
+		return false // the hold ended
+	case err != nil:
+		// Expired, or MaxHold reached: the hold ends a loss margin before
+		// its validity.
 		m.scheduleExpiry(generation)
 		return false
 	}
@@ -263,11 +280,14 @@ func (m *Mutex) finishRenewal(generation uint64) {
 		return
 	}
 	next := m.options.TTL / 3
-	if err != nil {
+	switch {
+	case err == nil && r.extension.ttl < m.options.TTL:
+		// MaxHold cut this extension short: it was the last one.
+		m.scheduleExpiry(generation)
+		return
+	case err != nil:
 		next = m.retryDelay()
-		// An attempt needs a node timeout to finish; leave that much again
-		// as a margin for the holder to stop.
-		if until.Sub(now) < next+2*c.options.NodeTimeout {
+		if until.Sub(now) < next+m.lossMargin() {
 			m.signalLost(generation, err)
 			return
 		}
@@ -275,24 +295,38 @@ func (m *Mutex) finishRenewal(generation uint64) {
 	c.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExtend, due: time.Now().Add(next)})
 }
 
-// scheduleExpiry asks the renewer to end the hold when its validity passes.
+// lossMargin is how long before the end of its validity a renewed hold is
+// given up when it cannot be extended in time: an attempt needs a node
+// timeout to finish, and the holder gets as much again to stop. A hold
+// that nobody renews ends with its validity.
+func (m *Mutex) lossMargin() time.Duration {
+	if !m.options.AutoExtend {
+		return 0
+	}
+	return 2 * m.client.options.NodeTimeout
+}
+
+// scheduleExpiry asks the renewer to end the hold when its validity
+// passes, less the loss margin.
 func (m *Mutex) scheduleExpiry(generation uint64) {
 	m.mu.Lock()
-	remaining := m.until.Sub(m.client.options.Clock.Now())
+	remaining := m.until.Sub(m.client.options.Clock.Now()) - m.lossMargin()
 	m.mu.Unlock()
 	m.client.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExpire, due: time.Now().Add(remaining)})
 }
 
-// expireIfDue ends the hold of the given generation if its validity has
-// passed by the Client's clock, and looks again later if it has not (an
-// extension moved it).
+// expireIfDue ends the hold of the given generation if its validity, less
+// the loss margin, has passed by the Client's clock, and looks again later
+// if it has not (an extension moved it).
 func (m *Mutex) expireIfDue(generation uint64) {
 	m.mu.Lock()
 	current := m.held && m.generation == generation && !m.lost
-	remaining := m.until.Sub(m.client.options.Clock.Now())
+	remaining := m.until.Sub(m.client.options.Clock.Now()) - m.lossMargin()
 	m.mu.Unlock()
 	switch {
 	case !current:
+	case remaining <= 0 && m.options.AutoExtend:
+		m.signalLost(generation, fmt.Errorf("%w: %q cannot be renewed before its validity ends", ErrLockLost, m.key))
 	case remaining <= 0:
 		m.signalLost(generation, fmt.Errorf("%w: the validity of %q passed", ErrLockLost, m.key))
 	default:
@@ -327,7 +361,8 @@ func (m *Mutex) Token() string {
 // Done returns a channel that is closed when the hold ends: at Unlock, when
 // its validity passes without an extension, or when it can no longer be
 // proven (an extension finds that a quorum of nodes no longer holds it, or
-// the automatic renewal cannot reach a quorum in time). For a Mutex that is
+// the automatic renewal cannot reach a quorum in time), when an AutoExtend
+// hold reaches MaxHold, or when the Client is closed. For a Mutex that is
 // not held it returns a closed channel.
 func (m *Mutex) Done() <-chan struct{} {
 	m.mu.Lock()

@@ -73,6 +73,12 @@ type Mutex struct {
 	extendMu  sync.Mutex
 	extending extensionState
 
+	// sending is held for reading while an extension or a repair of the
+	// hold is being queued on the nodes, and for writing by Unlock while
+	// it ends the hold: the release, and the next hold's acquisition, are
+	// queued behind every command sent for a hold, on every node.
+	sending sync.RWMutex
+
 	// mu guards the state of the hold, which any goroutine may read.
 	mu         sync.Mutex
 	held       bool

@@ -129,7 +129,9 @@ type MutexOptions struct {
 
 	// MaxHold bounds the length of one hold: no extension, automatic or
 	// explicit, moves its expiry beyond the moment it was acquired plus
-	// MaxHold, so that a stuck holder cannot keep a resource forever. Zero
+	// MaxHold, so that a stuck holder cannot keep a resource forever. An
+	// AutoExtend hold that reaches it ends, as a lost one does, two node
+	// timeouts before its validity: Done closes then. Zero
 	// means DefaultMaxHold (1 hour); it must not be negative or shorter than
 	// TTL. Set it to a very large value to renew without bound.
 	MaxHold time.Duration

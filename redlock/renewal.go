@@ -3,6 +3,7 @@ package redlock
 import (
 	"container/heap"
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -56,11 +57,21 @@ type renewer struct {
 }
 
 // schedule adds an event, starting the renewer's goroutine on first use.
+// After Close it schedules nothing and ends the event's hold at once: no
+// renewal or expiry would come for it any more.
 func (r *renewer) schedule(event renewal) {
+	if !r.add(event) {
+		// Outside r.mu: the loss reaches the observer and Do's context.
+		event.mutex.signalLost(event.generation, errClientClosed)
+	}
+}
+
+// add queues an event and reports whether it did: not after Close.
+func (r *renewer) add(event renewal) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.client.closed.Load() {
-		return
+		return false
 	}
 	if r.wake == nil {
 		r.wake = make(chan struct{}, 1)
@@ -75,6 +86,7 @@ func (r *renewer) schedule(event renewal) {
 		default:
 		}
 	}
+	return true
 }
 
 // run serves the schedule until ctx ends.
@@ -129,8 +141,9 @@ func (r *renewer) serve(ctx context.Context, due []renewal) {
 	}
 }
 
-// close stops the renewer's goroutine and waits for it. Holds that were
-// being renewed keep their keys until their TTL ends.
+// close stops the renewer's goroutine, waits for it, and ends every hold
+// it was keeping track of: their keys stay on the nodes until their TTL
+// ends, but nothing renews them or signals their end any more.
 func (r *renewer) close() {
 	r.mu.Lock()
 	cancel := r.cancel
@@ -139,4 +152,10 @@ func (r *renewer) close() {
 		cancel()
 	}
 	r.goroutines.Wait()
+	r.mu.Lock()
+	pending := slices.Clone(r.queue)
+	r.mu.Unlock()
+	for _, event := range pending {
+		event.mutex.signalLost(event.generation, errClientClosed)
+	}
 }

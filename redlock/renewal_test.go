@@ -156,5 +156,62 @@ func TestRenewalStopsAtMaxHold(t *testing.T) {
 	<-m.Done()
 	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "renewed beyond one TTL")
 	assert.False(t, m.Until().After(start.Add(300*time.Millisecond+10*time.Millisecond)), "never beyond MaxHold")
-	assert.ErrorIs(t, m.Unlock(context.Background()), ErrLockLost, "the hold ended with its validity")
+	assertUnlockAfterTheEnd(t, m)
+}
+
+// assertUnlockAfterTheEnd unlocks a hold whose Done has closed: a release
+// that starts within the validity is confirmed, and one that starts after
+// it reports the hold lost.
+func assertUnlockAfterTheEnd(t *testing.T, m *Mutex) {
+	t.Helper()
+	until := m.Until()
+	started := time.Now()
+	err := m.Unlock(context.Background())
+	if started.Before(until.Add(-5 * time.Millisecond)) {
+		assert.NoError(t, err, "released %v before the validity ended", until.Sub(started))
+	} else if started.After(until) {
+		assert.ErrorIs(t, err, ErrLockLost, "released %v after the validity ended", started.Sub(until))
+	}
+}
+
+// A renewed hold that reaches MaxHold ends before its validity does, with
+// the margin a lost hold gets, however the last extension was cut short:
+// its holder must be told while the hold is still exclusive.
+func TestMaxHoldEndsBeforeTheValidity(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	client := nodes.client(t, Options{NodeTimeout: 20 * time.Millisecond})
+	m := client.NewMutex("k", MutexOptions{TTL: 300 * time.Millisecond, MaxHold: 350 * time.Millisecond, AutoExtend: true})
+	start := time.Now()
+	require.NoError(t, m.Lock(context.Background()))
+	<-m.Done()
+	ended, until := time.Now(), m.Until()
+	assert.True(t, until.After(start.Add(300*time.Millisecond)), "renewed beyond one TTL")
+	assert.True(t, ended.Before(until), "Done closed %v after the validity ended", ended.Sub(until))
+	assertUnlockAfterTheEnd(t, m)
+}
+
+// Client.Close ends every hold it was keeping track of: nothing renews
+// them any more, so their Done channels close, and so does one asked for
+// after Close.
+func TestCloseEndsTheHolds(t *testing.T) {
+	nodes := startCluster(t, 1, redistest.Options{})
+	client, err := New(nodes.addresses, Options{})
+	require.NoError(t, err)
+	renewed := client.NewMutex("renewed", MutexOptions{AutoExtend: true})
+	watched := client.NewMutex("watched", MutexOptions{})
+	unwatched := client.NewMutex("unwatched", MutexOptions{})
+	for _, m := range []*Mutex{renewed, watched, unwatched} {
+		require.NoError(t, m.Lock(context.Background()))
+	}
+	dones := []<-chan struct{}{renewed.Done(), watched.Done()}
+
+	require.NoError(t, client.Close())
+	dones = append(dones, unwatched.Done())
+	for i, done := range dones {
+		select {
+		case <-done:
+		default:
+			t.Errorf("Done %d of %d still open after Close", i+1, len(dones))
+		}
+	}
 }
