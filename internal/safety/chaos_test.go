@@ -236,22 +236,31 @@ func runChaos(t *testing.T, p profile) runFigures {
 	for _, f := range report.Stale {
 		staleHolds[f.Hold] = true
 	}
-	staleWrites, resumed := 0, 0
+	staleWrites := 0
+	paused := map[string]bool{} // the holds the nemesis paused
+	told := map[string]bool{}   // the holds whose holder saw Done closed
 	for _, e := range history {
-		if e.T < phaseBStart || e.T > phaseBEnd {
-			continue
-		}
 		switch {
-		case e.Kind == safety.KindWriteRejected && staleHolds[e.Hold]:
-			staleWrites++
+		case e.Kind == safety.KindNemesis && e.What == "pause":
+			paused[e.Hold] = true
+		case e.Kind == safety.KindLost:
+			told[e.Hold] = true
 		case e.Kind == safety.KindDone:
+			assert.Empty(t, e.Err, "hold %s outlived its validity", e.Hold)
+			told[e.Hold] = e.Err == ""
+		case e.Kind == safety.KindWriteRejected && staleHolds[e.Hold] && e.T >= phaseBStart && e.T <= phaseBEnd:
+			staleWrites++
+		}
+	}
+	resumed := 0
+	for hold := range paused {
+		if assert.True(t, told[hold], "hold %s was paused past its validity, and its holder never saw Done closed", hold) {
 			resumed++
-			assert.Empty(t, e.Err, "hold %s resumed after a pause", e.Hold)
 		}
 	}
 	if p.phaseB > 0 && len(processes) > 0 {
 		assert.GreaterOrEqual(t, staleWrites, p.minStaleWritesRefused, "phase B proved nothing: too few stale writes refused")
-		t.Logf("phase B: %d stale writes refused by fencing, %d resumed holders saw Done", staleWrites, resumed)
+		t.Logf("phase B: %d stale writes refused by fencing, %d of %d paused holders saw Done", staleWrites, resumed, len(paused))
 	}
 
 	// Phase C: every canary detected.

@@ -321,7 +321,6 @@ func (w *worker) cycle(ctx context.Context) error {
 	if h == nil || err != nil {
 		return err
 	}
-	start := time.Now()
 	if err := w.read(ctx, h); err != nil {
 		return err
 	}
@@ -349,10 +348,10 @@ func (w *worker) cycle(ctx context.Context) error {
 		if _, err := w.write(ctx, h); err != nil {
 			return err
 		}
-		if w.config.Remote && h.phase == safety.PhasePause && time.Since(start) > work+w.config.TTL/2 {
-			// The process was paused (phase B pauses last 1.2 TTL or
-			// more, longer than the validity): the hold must be over,
-			// and Done closed, within a TTL.
+		if w.config.Remote && !time.Now().Before(h.m.Until()) {
+			// The write came after the validity, as after a pause (phase
+			// B pauses last 1.2 TTL or more): the hold must be over, and
+			// Done closed, within a TTL.
 			e := safety.Event{Kind: safety.KindDone, Key: h.key, Hold: h.hold}
 			if !waitOrDone(h.done, w.config.TTL) {
 				e.Err = "Done not closed within a TTL of resuming"
