@@ -246,20 +246,24 @@ func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
 	r := &m.renewal
 	r.prepare(m)
 	m.sending.RLock()
-	defer m.sending.RUnlock()
 	e, err := m.prepareExtension(r.round, &r.tally, &r.token, generation)
+	if err == nil {
+		r.extension = e
+		m.client.group.Send(r.round, m.roundDeadline(ctx))
+	}
+	m.sending.RUnlock()
 	switch {
+	case err == nil:
+		return true
 	case err == ErrNotHeld:
 		return false // the hold ended
-	case err != nil:
-		// Expired, or MaxHold reached: the hold ends a loss margin before
-		// its validity.
+	default:
+		// Expired, MaxHold reached, or the Client closed: the hold ends a
+		// loss margin before its validity. Scheduled without m.sending:
+		// the loss may reach an observer that unlocks.
 		m.scheduleExpiry(generation)
 		return false
 	}
-	r.extension = e
-	m.client.group.Send(r.round, m.roundDeadline(ctx))
-	return true
 }
 
 // finishRenewal gathers the replies of an automatic extension and

@@ -215,3 +215,51 @@ func TestCloseEndsTheHolds(t *testing.T) {
 		}
 	}
 }
+
+// unlockingObserver unlocks a hold as soon as it is reported lost, as a
+// service that cleans up on loss would.
+type unlockingObserver struct {
+	NopObserver
+	mutexes  map[string]*Mutex
+	unlocked chan error
+}
+
+func (o *unlockingObserver) OnLost(event LostEvent) {
+	o.unlocked <- o.mutexes[event.Key].Unlock(context.Background())
+}
+
+// An observer may unlock the hold it is told was lost, whatever ended it:
+// the end of MaxHold, or Client.Close.
+func TestObserverUnlocksALostHold(t *testing.T) {
+	nodes := startCluster(t, 1, redistest.Options{})
+	observer := &unlockingObserver{mutexes: map[string]*Mutex{}, unlocked: make(chan error, 2)}
+	// A node timeout of 200 ms: the hold ends 400 ms before its validity,
+	// and the observer's release comes well within it.
+	client, err := New(nodes.addresses, Options{Observer: observer, NodeTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	bounded := client.NewMutex("bounded", MutexOptions{TTL: time.Second, MaxHold: 1200 * time.Millisecond, AutoExtend: true})
+	renewed := client.NewMutex("renewed", MutexOptions{AutoExtend: true})
+	observer.mutexes["bounded"], observer.mutexes["renewed"] = bounded, renewed
+	require.NoError(t, bounded.Lock(context.Background()))
+	require.NoError(t, renewed.Lock(context.Background()))
+
+	wait := func(what string) error {
+		select {
+		case err := <-observer.unlocked:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the observer's Unlock never returned", what)
+			return nil
+		}
+	}
+	assert.NoError(t, wait("MaxHold"), "the release of a hold ended by MaxHold within its validity")
+	closed := make(chan error, 1)
+	go func() { closed <- client.Close() }()
+	assert.ErrorIs(t, wait("Close"), ErrClosed, "Unlock after Close")
+	select {
+	case err := <-closed:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close never returned")
+	}
+}
