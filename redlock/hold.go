@@ -49,7 +49,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	c.group.Wait(m.round, &m.tally)
 	elapsed := clock.Now().Sub(start)
 	if m.tally.got > 0 {
-		c.notifier.released(m)
+		c.notifier.released(m, m.tokenBytes[:m.tokenSize])
 	}
 	m.reportNodeErrors()
 

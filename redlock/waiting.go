@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -30,10 +31,36 @@ type notifier struct {
 	waiting     atomic.Int64 // the number of registered waiters, read without mu
 	mu          sync.Mutex
 	waiters     map[string][]*Mutex // channel → the Mutexes waiting on it
+	releases    map[string]*release // channel → its latest release; kept while it has waiters
 	subscribers []*conn.Conn        // one per node; nil until the first waiter
 	unavailable bool                // the connections cannot subscribe (RESP2)
 	cancel      context.CancelFunc
 	goroutines  sync.WaitGroup
+}
+
+// release counts the nodes that announced one release of a lock, so that
+// the release wakes one waiter, once a quorum of nodes has announced it:
+// an attempt made sooner could not win.
+type release struct {
+	token [MaxTokenLength]byte
+	size  int  // the length of token
+	count int  // the nodes that announced it
+	woken bool // a waiter was woken for it
+}
+
+// announced counts one node's announcement of the release of token and
+// reports whether it is the one that should wake a waiter.
+func (r *release) announced(token []byte, need int) bool {
+	if !bytes.Equal(r.token[:r.size], token) {
+		r.size = copy(r.token[:], token)
+		r.count, r.woken = 0, false
+	}
+	r.count++
+	if r.woken || r.count < need {
+		return false
+	}
+	r.woken = true
+	return true
 }
 
 // register adds m to the waiters of its key and subscribes to the key's
@@ -53,6 +80,7 @@ func (n *notifier) register(m *Mutex) bool {
 	n.waiters[channel] = append(waiters, m)
 	n.waiting.Add(1)
 	if len(waiters) == 0 {
+		n.releases[channel] = &release{}
 		command := resp.AppendCommand(nil, "SUBSCRIBE", channel)
 		for _, subscriber := range n.subscribers {
 			subscriber.SendPush(command)
@@ -85,6 +113,7 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 		return
 	}
 	delete(n.waiters, channel)
+	delete(n.releases, channel)
 	command := resp.AppendCommand(nil, "UNSUBSCRIBE", channel)
 	for _, subscriber := range n.subscribers {
 		subscriber.SendPush(command)
@@ -96,6 +125,7 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 func (n *notifier) start() {
 	c := n.client
 	n.waiters = make(map[string][]*Mutex)
+	n.releases = make(map[string]*release)
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	for _, address := range c.dialAddresses {
@@ -159,8 +189,11 @@ func (n *notifier) resubscribe(subscriber *conn.Conn) {
 	subscriber.SendPush(command)
 }
 
-// deliver handles a push of a subscription connection: a release message,
-// or the confirmation of a subscription, wakes the channel's waiters.
+// deliver handles a push of a subscription connection: the confirmation
+// of a subscription wakes the channel's waiters, and a release wakes one
+// of them once a quorum of nodes has announced it. A message without a
+// token, from a release script that does not publish one, wakes one waiter
+// by itself.
 func (n *notifier) deliver(push resp.Value) {
 	if len(push.Elems) < 2 {
 		return
@@ -171,12 +204,19 @@ func (n *notifier) deliver(push resp.Value) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	waiters := n.waiters[string(push.Elems[1].Str)]
+	channel := push.Elems[1].Str
+	waiters := n.waiters[string(channel)]
 	if kind == "subscribe" {
 		for _, m := range waiters {
 			m.wake() // the subscription is confirmed: look again
 		}
 		return
+	}
+	if len(push.Elems) >= 3 && len(push.Elems[2].Str) > 0 {
+		r := n.releases[string(channel)]
+		if r == nil || !r.announced(push.Elems[2].Str, n.client.need) {
+			return
+		}
 	}
 	wakeOne(waiters)
 }
@@ -198,17 +238,22 @@ func wakeOne(waiters []*Mutex) {
 	}
 }
 
-// released wakes at once the waiters of this Client on a key that one of
-// its Mutexes just released, without waiting for the notification to come
-// back from the nodes. It costs nothing when nobody waits.
-func (n *notifier) released(m *Mutex) {
+// released wakes at once one waiter of this Client on a key that one of its
+// Mutexes just released, with the given token, without waiting for the
+// notifications to come back from the nodes; they wake nobody else. It
+// costs nothing when nobody waits.
+func (n *notifier) released(m *Mutex, token []byte) {
 	if n.waiting.Load() == 0 {
 		return
 	}
 	channel := m.releasedChannel()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	wakeOne(n.waiters[channel])
+	// Counted as announced by a quorum: the nodes' own announcements of it,
+	// before or after this, wake nobody else.
+	if r := n.releases[channel]; r == nil || r.announced(token, 0) {
+		wakeOne(n.waiters[channel])
+	}
 }
 
 // close stops the listening goroutines and waits for them.

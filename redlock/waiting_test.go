@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/resp"
 )
 
 // A blocked Lock is woken by the release notification. Its own retries are
@@ -72,4 +73,58 @@ func processCPU(t *testing.T) time.Duration {
 	var usage syscall.Rusage
 	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &usage))
 	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
+
+// releaseMessage is the push a subscription connection receives when a
+// node publishes the release of key with token.
+func releaseMessage(key, token string) resp.Value {
+	text := func(s string) resp.Value { return resp.Value{Type: resp.TypeBulkString, Str: []byte(s)} }
+	return resp.Value{Type: resp.TypePush, Elems: []resp.Value{text("message"), text(releasedChannelPrefix + key), text(token)}}
+}
+
+// One release wakes one waiter, once a quorum of nodes has announced it,
+// however many nodes announce it; a release of this Client wakes its
+// waiter at once and its announcements wake nobody else. Waking one
+// waiter per node would make them collide: every attempt but one fails,
+// a round of the N nodes each.
+func TestOneReleaseWakesOneWaiter(t *testing.T) {
+	client := &Client{need: 3} // five nodes; no subscription connections
+	n := &client.notifier
+	n.client = client
+	waiters := make([]*Mutex, 4)
+	for i := range waiters {
+		waiters[i] = &Mutex{client: client, key: "k", notify: make(chan struct{}, 1)}
+		waiters[i].listening.Store(true)
+		require.True(t, n.register(waiters[i]))
+	}
+	woken := func() int {
+		count := 0
+		for _, m := range waiters {
+			select {
+			case <-m.notify:
+				count++
+			default:
+			}
+		}
+		return count
+	}
+
+	for node := 1; node <= 5; node++ {
+		n.deliver(releaseMessage("k", "first"))
+		if node < 3 {
+			assert.Zero(t, woken(), "node %d of 5 announced the release: no quorum yet", node)
+		}
+	}
+	assert.Equal(t, 1, woken(), "five nodes announced one release")
+
+	n.deliver(releaseMessage("k", "second"))
+	n.released(waiters[0], []byte("second")) // this Client released it
+	assert.Equal(t, 1, woken(), "a release of this Client wakes one waiter at once")
+	for range 4 {
+		n.deliver(releaseMessage("k", "second"))
+	}
+	assert.Zero(t, woken(), "the nodes' announcements of a release already woken for")
+
+	n.deliver(releaseMessage("k", ""))
+	assert.Equal(t, 1, woken(), "a message without a token wakes one waiter by itself")
 }

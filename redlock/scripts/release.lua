@@ -4,9 +4,10 @@
 -- the clean-up after a failed attempt, which wakes nobody.
 -- Returns the number of keys released: #KEYS when the node released the
 -- whole hold, 0 when it held none of it (missing, expired or another token).
--- When it released anything, and is not quiet, it publishes an empty
--- message on "lockmux:released:" .. KEYS[1], which waiting clients
--- subscribe to.
+-- When it released anything, and is not quiet, it publishes the token on
+-- "lockmux:released:" .. KEYS[1], which waiting clients subscribe to: the
+-- nodes of one release publish the same message, and a client wakes one
+-- waiter per release, not one per node.
 -- A key of the wrong type raises WRONGTYPE: it is not caught.
 local released = 0
 for _, key in ipairs(KEYS) do
@@ -16,6 +17,6 @@ for _, key in ipairs(KEYS) do
   end
 end
 if released > 0 and ARGV[2] ~= "quiet" then
-  redis.call("PUBLISH", "lockmux:released:" .. KEYS[1], "")
+  redis.call("PUBLISH", "lockmux:released:" .. KEYS[1], ARGV[1])
 end
 return released
