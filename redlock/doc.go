@@ -50,10 +50,9 @@
 // One release wakes one waiter of the Client, the one that waited longest,
 // once a quorum of nodes announced it (the message carries the released
 // token); waiters in the same Client as the releasing Unlock are woken by
-// it at once. A Lock that finds other goroutines of its Client waiting for
-// the key queues behind them without an attempt. Without a notification a
-// waiter still retries, eight retry delays later. Nodes that speak only
-// RESP2 give no notifications: waiters then retry at the retry delay.
+// it at once. Without a notification a waiter still retries, eight retry
+// delays later. Nodes that speak only RESP2 give no notifications: waiters
+// then retry at the retry delay.
 //
 // MutexOptions.Token resumes a hold by its token, in this process or
 // another: the check counts only if a quorum still holds the keys with the

@@ -196,15 +196,6 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			m.client.notifier.unregister(m, false)
 		}
 	}()
-	m.drainWake()
-	if m.client.notifier.queue(m) {
-		// Behind the goroutines of this Client that wait for the release:
-		// woken in turn, or on its own after the fallback delay.
-		subscribed = true
-		if err := m.sleep(ctx, m.retryDelay()*notificationFallback, true); err != nil {
-			return fmt.Errorf("redlock: lock %q: %w: waiting for a release: %w", m.key, ErrNotAcquired, err)
-		}
-	}
 	for attempt := 1; ; attempt++ {
 		elapsed, err := m.attempt(ctx)
 		if subscribed && err == nil {

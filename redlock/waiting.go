@@ -46,11 +46,6 @@ type release struct {
 	size  int  // the length of token
 	count int  // the nodes that announced it
 	woken bool // a waiter was woken for it
-
-	// confirmations counts the nodes that confirmed the subscription to
-	// the channel; a node that reconnects resets it, until they confirm
-	// again.
-	confirmations int
 }
 
 // announced counts one node's announcement of the release of token and
@@ -91,41 +86,6 @@ func (n *notifier) register(m *Mutex) bool {
 			subscriber.SendPush(command)
 		}
 	}
-	return true
-}
-
-// queue registers m as a waiter of its key, without an attempt first, when
-// goroutines of this Client already listen for the key's release and a
-// quorum of nodes confirmed the subscription: the lock was held at their
-// last look and has not been released since, so an attempt now would fail.
-// It reports whether m was queued. It costs one atomic load when nobody
-// waits.
-func (n *notifier) queue(m *Mutex) bool {
-	if n.waiting.Load() == 0 {
-		return false
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.unavailable || n.client.closed.Load() {
-		return false
-	}
-	channel := m.releasedChannel()
-	if r := n.releases[channel]; r == nil || r.confirmations < n.client.need {
-		return false // a release might reach the listeners from too few nodes
-	}
-	waiters := n.waiters[channel]
-	listening := false
-	for _, waiter := range waiters {
-		if waiter.listening.Load() {
-			listening = true
-			break
-		}
-	}
-	if !listening {
-		return false
-	}
-	n.waiters[channel] = append(waiters, m)
-	n.waiting.Add(1)
 	return true
 }
 
@@ -222,7 +182,6 @@ func (n *notifier) resubscribe(subscriber *conn.Conn) {
 	command = resp.AppendBulkString(command, "SUBSCRIBE")
 	for channel, waiters := range n.waiters {
 		command = resp.AppendBulkString(command, channel)
-		n.releases[channel].confirmations = 0 // which nodes confirmed is not known
 		for _, m := range waiters {
 			m.wake()
 		}
@@ -248,9 +207,6 @@ func (n *notifier) deliver(push resp.Value) {
 	channel := push.Elems[1].Str
 	waiters := n.waiters[string(channel)]
 	if kind == "subscribe" {
-		if r := n.releases[string(channel)]; r != nil {
-			r.confirmations++
-		}
 		for _, m := range waiters {
 			m.wake() // the subscription is confirmed: look again
 		}

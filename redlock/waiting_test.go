@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -128,78 +127,4 @@ func TestOneReleaseWakesOneWaiter(t *testing.T) {
 
 	n.deliver(releaseMessage("k", ""))
 	assert.Equal(t, 1, woken(), "a message without a token wakes one waiter by itself")
-}
-
-// A Lock that finds goroutines of its Client listening for the release of
-// its key queues behind them instead of making an attempt that must fail:
-// the lock was held at their last look, and no release has come since.
-// The longest waiter gets the lock first.
-func TestLockQueuesBehindListeningWaiters(t *testing.T) {
-	redistest.RequireReal(t)
-	nodes := startCluster(t, 1, redistest.Options{})
-	holders := nodes.client(t, Options{})
-	observer := &recordingObserver{}
-	failed := func() int {
-		observer.mu.Lock()
-		defer observer.mu.Unlock()
-		count := 0
-		for _, event := range observer.acquires {
-			if event.Err != nil {
-				count++
-			}
-		}
-		return count
-	}
-	// Retries an hour apart: only notifications wake a waiter. A node
-	// timeout of a minute: a subscription is always confirmed before the
-	// waiter looks again on its own.
-	waiters := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour, NodeTimeout: time.Minute})
-	locked := make(chan *Mutex, 2)
-	lock := func(m *Mutex) {
-		if err := m.Lock(context.Background()); err != nil {
-			t.Errorf("Lock: %v", err)
-		}
-		locked <- m
-	}
-	eventually := func(what string, condition func() bool) {
-		for deadline := time.Now().Add(10 * time.Second); !condition(); runtime.Gosched() {
-			require.True(t, time.Now().Before(deadline), what)
-		}
-	}
-
-	// Warm-up, on a key of its own: a first wait dials the subscription
-	// connection.
-	warmHolder, warmWaiter := holders.NewMutex("warm", MutexOptions{}), waiters.NewMutex("warm", MutexOptions{})
-	require.NoError(t, warmHolder.Lock(context.Background()))
-	go lock(warmWaiter)
-	eventually("the warm-up never waited", func() bool { return failed() >= 2 && warmWaiter.listening.Load() })
-	require.NoError(t, warmHolder.Unlock(context.Background()))
-	require.Same(t, warmWaiter, <-locked)
-	require.NoError(t, warmWaiter.Unlock(context.Background()))
-
-	holder := holders.NewMutex("k", MutexOptions{})
-	first, second := waiters.NewMutex("k", MutexOptions{}), waiters.NewMutex("k", MutexOptions{})
-	require.NoError(t, holder.Lock(context.Background()))
-	before := failed()
-	go lock(first)
-	// The first Lock waits for the release once it looked, subscribed, had
-	// the subscription confirmed and looked again.
-	eventually("the first Lock never settled", func() bool {
-		n := &waiters.notifier
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		r := n.releases[first.releasedChannel()]
-		return failed() == before+2 && r != nil && r.confirmations == 1 && first.listening.Load() && len(first.notify) == 0
-	})
-	attempts := waiters.Stats().LockAttempts
-	go lock(second)
-	eventually("the second Lock never started to wait", func() bool { return waiters.notifier.waiting.Load() == 2 })
-	assert.Equal(t, attempts, waiters.Stats().LockAttempts, "the second Lock queued without an attempt")
-
-	require.NoError(t, holder.Unlock(context.Background()))
-	require.Same(t, first, <-locked, "the longest waiter goes first")
-	require.NoError(t, first.Unlock(context.Background()))
-	require.Same(t, second, <-locked)
-	require.NoError(t, second.Unlock(context.Background()))
-	assert.Equal(t, attempts+2, waiters.Stats().LockAttempts, "one attempt per release")
 }
