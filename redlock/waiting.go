@@ -30,12 +30,18 @@ type notifier struct {
 
 	waiting     atomic.Int64 // the number of registered waiters, read without mu
 	mu          sync.Mutex
-	waiters     map[string][]*Mutex // channel → the Mutexes waiting on it
-	releases    map[string]*release // channel → its latest release; kept while it has waiters
-	subscribers []*conn.Conn        // one per node; nil until the first waiter
-	unavailable bool                // the connections cannot subscribe (RESP2)
+	waiters     map[string]*channelWaiters // channel → who waits on it; kept while somebody does
+	subscribers []*conn.Conn               // one per node; nil until the first waiter
+	unavailable bool                       // the connections cannot subscribe (RESP2)
 	cancel      context.CancelFunc
 	goroutines  sync.WaitGroup
+}
+
+// channelWaiters is what the notifier keeps of a channel while somebody
+// waits on it.
+type channelWaiters struct {
+	mutexes []*Mutex // in the order they began to wait
+	release release  // the latest release announced on the channel
 }
 
 // release counts the nodes that announced one release of a lock, so that
@@ -77,15 +83,16 @@ func (n *notifier) register(m *Mutex) bool {
 	}
 	channel := m.releasedChannel()
 	waiters := n.waiters[channel]
-	n.waiters[channel] = append(waiters, m)
-	n.waiting.Add(1)
-	if len(waiters) == 0 {
-		n.releases[channel] = &release{}
+	if waiters == nil {
+		waiters = &channelWaiters{}
+		n.waiters[channel] = waiters
 		command := resp.AppendCommand(nil, "SUBSCRIBE", channel)
 		for _, subscriber := range n.subscribers {
 			subscriber.SendPush(command)
 		}
 	}
+	waiters.mutexes = append(waiters.mutexes, m)
+	n.waiting.Add(1)
 	return true
 }
 
@@ -98,22 +105,22 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 	defer n.mu.Unlock()
 	channel := m.releasedChannel()
 	waiters := n.waiters[channel]
-	for i, waiter := range waiters {
-		if waiter == m {
-			waiters = append(waiters[:i], waiters[i+1:]...)
-			n.waiting.Add(-1)
-			break
+	if waiters != nil {
+		for i, waiter := range waiters.mutexes {
+			if waiter == m {
+				waiters.mutexes = append(waiters.mutexes[:i], waiters.mutexes[i+1:]...)
+				n.waiting.Add(-1)
+				break
+			}
 		}
-	}
-	if len(waiters) > 0 {
-		n.waiters[channel] = waiters
-		if !acquired {
-			wakeOne(waiters)
+		if len(waiters.mutexes) > 0 {
+			if !acquired {
+				wakeOne(waiters.mutexes)
+			}
+			return
 		}
-		return
 	}
 	delete(n.waiters, channel)
-	delete(n.releases, channel)
 	command := resp.AppendCommand(nil, "UNSUBSCRIBE", channel)
 	for _, subscriber := range n.subscribers {
 		subscriber.SendPush(command)
@@ -124,8 +131,7 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 // goroutine per node. It runs with n.mu held.
 func (n *notifier) start() {
 	c := n.client
-	n.waiters = make(map[string][]*Mutex)
-	n.releases = make(map[string]*release)
+	n.waiters = make(map[string]*channelWaiters)
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	for _, address := range c.dialAddresses {
@@ -182,7 +188,7 @@ func (n *notifier) resubscribe(subscriber *conn.Conn) {
 	command = resp.AppendBulkString(command, "SUBSCRIBE")
 	for channel, waiters := range n.waiters {
 		command = resp.AppendBulkString(command, channel)
-		for _, m := range waiters {
+		for _, m := range waiters.mutexes {
 			m.wake()
 		}
 	}
@@ -204,21 +210,20 @@ func (n *notifier) deliver(push resp.Value) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	channel := push.Elems[1].Str
-	waiters := n.waiters[string(channel)]
+	waiters := n.waiters[string(push.Elems[1].Str)]
+	if waiters == nil {
+		return
+	}
 	if kind == "subscribe" {
-		for _, m := range waiters {
+		for _, m := range waiters.mutexes {
 			m.wake() // the subscription is confirmed: look again
 		}
 		return
 	}
-	if len(push.Elems) >= 3 && len(push.Elems[2].Str) > 0 {
-		r := n.releases[string(channel)]
-		if r == nil || !r.announced(push.Elems[2].Str, n.client.need) {
-			return
-		}
+	if len(push.Elems) >= 3 && len(push.Elems[2].Str) > 0 && !waiters.release.announced(push.Elems[2].Str, n.client.need) {
+		return
 	}
-	wakeOne(waiters)
+	wakeOne(waiters.mutexes)
 }
 
 // wakeOne wakes one of the waiters of a released lock, the one that waits
@@ -246,13 +251,12 @@ func (n *notifier) released(m *Mutex, token []byte) {
 	if n.waiting.Load() == 0 {
 		return
 	}
-	channel := m.releasedChannel()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	// Counted as announced by a quorum: the nodes' own announcements of it,
 	// before or after this, wake nobody else.
-	if r := n.releases[channel]; r == nil || r.announced(token, 0) {
-		wakeOne(n.waiters[channel])
+	if waiters := n.waiters[m.releasedChannel()]; waiters != nil && waiters.release.announced(token, 0) {
+		wakeOne(waiters.mutexes)
 	}
 }
 
