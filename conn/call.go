@@ -16,7 +16,8 @@ const (
 	callQueued                  // sent; its reply has not been delivered
 )
 
-// errAbandoned is the error of a call whose caller stopped waiting for it.
+// errAbandoned is the error of a call whose caller stopped waiting for it
+// because its outcome no longer mattered (Conn.Abandon).
 var errAbandoned = errors.New("conn: call abandoned")
 
 // Call is one command and, once Wait returned, its reply. A Call belongs to
@@ -41,6 +42,22 @@ type Call struct {
 	// Latency is the time from Send to the delivery of the reply or error.
 	Latency time.Duration
 
+	// Carry marks a command that must take effect whether or not anybody
+	// waits for its reply, such as the release of a lock: when its caller
+	// stops waiting, the Conn still reads its reply; when the connection
+	// fails before the reply came, the Conn sends the command again on the
+	// next connection, dialling in the background, until it is answered or
+	// CarryUntil has passed. It must be safe to run twice (idempotent), and
+	// must not be an EVALSHA (use SetEval): nobody would be there to answer
+	// NOSCRIPT. A carried command that could not be finished is reported to
+	// Options.OnUnfinished, with Label.
+	Carry bool
+	// CarryUntil is when a carried command stops mattering: after it, the
+	// Conn may drop the command instead of sending it again.
+	CarryUntil time.Time
+	// Label names a carried command in reports.
+	Label string
+
 	// script is set by SetScript: on NOSCRIPT the call is sent again with
 	// EVAL. scriptTail is the offset in Command of the part shared by
 	// EVALSHA and EVAL (numkeys, keys and arguments); arrayLength is the
@@ -51,13 +68,14 @@ type Call struct {
 
 	// The fields below are guarded by the mutex of the Conn the call was
 	// sent on.
-	state    callState
-	waiting  bool // the owner is blocked in Wait
-	retried  bool // the NOSCRIPT fallback was sent
-	sentAt   time.Time
-	deadline time.Time
-	wake     chan struct{} // buffered, one token; made on the first Send
-	storage  []byte        // holds the bytes of a scalar Reply
+	state     callState
+	waiting   bool // the owner is blocked in Wait
+	abandoned bool // the owner stopped waiting before the reply came
+	retried   bool // the NOSCRIPT fallback was sent
+	sentAt    time.Time
+	deadline  time.Time
+	wake      chan struct{} // buffered, one token; made on the first Send
+	storage   []byte        // holds the bytes of a scalar Reply
 }
 
 // SetScript starts Command as "EVALSHA sha numKeys" for a command with
@@ -72,6 +90,7 @@ func (c *Call) SetScript(script *Script, numKeys, numArguments int) {
 	c.scriptTail = len(c.Command)
 	c.Command = resp.AppendBulkInt(c.Command, int64(numKeys))
 	c.script = script
+	c.clearCarry()
 }
 
 // SetEval starts Command as "EVAL source numKeys", like SetScript but with
@@ -83,23 +102,34 @@ func (c *Call) SetEval(script *Script, numKeys, numArguments int) {
 	c.Command = resp.AppendBulkString(c.Command, script.Source)
 	c.Command = resp.AppendBulkInt(c.Command, int64(numKeys))
 	c.script = nil
+	c.clearCarry()
 }
 
-// CopyCommand makes the call's command a copy of other's, script included,
+// CopyCommand makes the call's command a copy of other's, script and carry included,
 // so that one encoded command can be sent to many servers.
 func (c *Call) CopyCommand(other *Call) {
 	c.Command = append(c.Command[:0], other.Command...)
 	c.script, c.scriptTail, c.arrayLength = other.script, other.scriptTail, other.arrayLength
+	c.Carry, c.CarryUntil, c.Label = other.Carry, other.CarryUntil, other.Label
 }
 
-// Abandoned reports whether the call's caller stopped waiting for it with
-// Conn.Abandon before its reply arrived. Its outcome is unknown.
-func (c *Call) Abandoned() bool { return c.Err == errAbandoned }
+// clearCarry makes a new command not carried: a command is carried only
+// when its caller says so after building it.
+func (c *Call) clearCarry() {
+	c.Carry, c.CarryUntil, c.Label = false, time.Time{}, ""
+}
 
-// Reset empties Command for a new command that is not a script.
+// Abandoned reports whether the call's caller stopped waiting for it before
+// its reply arrived, with Conn.Abandon or because the context given to
+// Conn.Wait ended. Its outcome is unknown; Err says why it was abandoned.
+func (c *Call) Abandoned() bool { return c.abandoned }
+
+// Reset empties Command for a new command that is not a script, and makes
+// it not carried.
 func (c *Call) Reset() {
 	c.Command = c.Command[:0]
 	c.script = nil
+	c.clearCarry()
 }
 
 // appendEval appends the EVAL form of the call's script command to dst.

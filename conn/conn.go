@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,9 @@ type Conn struct {
 	options Options
 	name    string // address.String(), for messages
 
-	// dialers counts the background dials, which Close waits for.
-	dialers sync.WaitGroup
+	// background counts the goroutines the Conn owns (dials, the
+	// finisher), which Close waits for.
+	background sync.WaitGroup
 
 	// connected mirrors link != nil, for readers that do not take mu.
 	connected atomic.Bool
@@ -31,8 +33,9 @@ type Conn struct {
 	// across a system call that can block.
 	mu       sync.Mutex
 	closed   bool
-	link     *link // the live connection, nil when there is none
-	dialing  bool
+	closing  chan struct{}      // closed by Close: ends the finisher's waits
+	link     *link              // the live connection, nil when there is none
+	dialing  bool               // a dial runs in the background
 	dialDone chan struct{}      // closed when the dial in progress ends
 	cancel   context.CancelFunc // cancels the dial in progress
 	lastErr  error              // why the last connection or dial failed
@@ -45,11 +48,21 @@ type Conn struct {
 	spareBuffer   []byte    // the other write buffer, swapped in while writing
 	flushing      bool      // a caller is writing
 	reading       bool      // a caller is reading
-	earliest      time.Time // the earliest deadline of the pending calls
+	readTurn      uint64    // counts the turns of reading, so that a late interruption misses
+	interrupted   bool      // the reader's context ended: its read deadline is not a timeout
+	earliest      time.Time // the earliest deadline of the needed pending calls
 	earliestStale bool      // earliest may be earlier than needed
 	readDeadline  time.Time // the read deadline set on the socket
 	writeDeadline time.Time // the write deadline set on the socket
-	interrupted   bool      // Listen's context ended: its read deadline is not a timeout
+
+	// The carried commands (Call.Carry): how many are pending, whether the
+	// finisher goroutine runs, when it looks next (zero: when woken), its
+	// wake-up, and what could not be finished, to be reported outside mu.
+	carried     int
+	finishing   bool
+	finisherDue time.Time
+	finishWake  chan struct{}
+	unfinished  []Unfinished
 }
 
 // readGrace is how long a reader still waits for a reply whose deadline
@@ -95,7 +108,8 @@ func New(address string, options Options) (*Conn, error) {
 	if options.Password == "" {
 		options.Password = parsed.Password
 	}
-	return &Conn{address: parsed, options: options, name: parsed.String()}, nil
+	return &Conn{address: parsed, options: options, name: parsed.String(),
+		closing: make(chan struct{}), finishWake: make(chan struct{}, 1)}, nil
 }
 
 // Address returns the server's address without its password.
@@ -158,10 +172,11 @@ func (c *Conn) Connect(ctx context.Context) error {
 	return nil
 }
 
-// Do sends the call and waits for its reply, within the context's deadline
-// or CommandTimeout, whichever is earlier. It dials first if needed. The
-// returned error is call.Err, joined with the context's error when the
-// context ended; a server error reply is in call.Reply, not in the error.
+// Do sends the call and waits for its reply, for at most CommandTimeout
+// or until ctx ends, whichever comes first. It dials first if needed. The
+// returned error is call.Err; when ctx ended first, it is ctx's error and
+// the call is abandoned (see Wait). A server error reply is in call.Reply,
+// not in the error.
 func (c *Conn) Do(ctx context.Context, call *Call) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("conn: %s: %w", c.name, err)
@@ -169,22 +184,20 @@ func (c *Conn) Do(ctx context.Context, call *Call) error {
 	if err := c.Connect(ctx); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(c.options.CommandTimeout)
-	if contextDeadline, ok := ctx.Deadline(); ok && contextDeadline.Before(deadline) {
-		deadline = contextDeadline
-	}
-	c.Send(call, deadline)
-	c.Wait(call)
-	if call.Err != nil && ctx.Err() != nil {
-		return fmt.Errorf("%w: %w", ctx.Err(), call.Err)
+	c.Send(call, time.Now().Add(c.options.CommandTimeout))
+	c.Wait(ctx, call)
+	if call.abandoned {
+		return fmt.Errorf("conn: %s: %w", c.name, call.Err)
 	}
 	return call.Err
 }
 
 // Send queues the call's command and returns without waiting for the
-// reply. The call must then be given to Wait or Abandon. If the reply has
-// not arrived by the deadline, the connection is closed and every call in
-// flight on it fails.
+// reply. The call must then be given to Wait or Abandon. The deadline is
+// the server's: if the reply has not arrived by then while somebody still
+// needs it, the connection is closed and every call in flight on it fails.
+// A caller that stops waiting earlier (Wait's context, Abandon) costs the
+// connection nothing.
 //
 // On an idle connection Send writes the command at once. On a busy one it
 // leaves the command in the write buffer, where the commands of other
@@ -197,7 +210,8 @@ func (c *Conn) Do(ctx context.Context, call *Call) error {
 // and queues the command behind it; Wait gives up on it at the deadline.
 // While the backoff after a failed dial lasts, Send fails the call at once
 // with an error matching ErrNotConnected (the command was not sent), so
-// that a server that is down costs nothing.
+// that a server that is down costs nothing; a carried call is kept all the
+// same, and sent when the server is back (see Call.Carry).
 func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	now := time.Now()
 	if deadline.IsZero() {
@@ -211,6 +225,7 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	call.Err = nil
 	call.Latency = 0
 	call.retried = false
+	call.abandoned = false
 	call.sentAt = now
 	call.deadline = deadline
 	if c.link == nil && !c.closed {
@@ -220,31 +235,47 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		err := ErrClosed
 		if !c.closed {
 			err = c.notConnectedLocked()
+			if call.Carry {
+				c.carryLocked(pending{span: deadline.Sub(now), carry: true, until: call.CarryUntil, label: call.Label, command: call.Command})
+			}
 		}
 		call.state = callIdle
 		call.Err = err
 		c.mu.Unlock()
 		return false
 	}
+	if c.pending.len() >= maxPending && c.link != nil {
+		// A server that stopped answering while every caller gave up
+		// waiting: the queue must not grow without bound.
+		c.failLinkLocked(c.link, fmt.Errorf("%w: %d commands unanswered", os.ErrDeadlineExceeded, c.pending.len()))
+		c.mu.Unlock()
+		return c.Send(call, deadline)
+	}
 	call.state = callQueued
-	c.pending.push(pending{call: call, deadline: deadline})
+	entry := pending{call: call, span: deadline.Sub(now), carry: call.Carry, until: call.CarryUntil, label: call.Label}
+	if call.Carry {
+		c.carried++
+	}
+	if c.link == nil {
+		// A dial is under way: the command is written when it completes
+		// (see installLocked), if that is before the deadline (see Wait).
+		c.pending.push(entry)
+		c.mu.Unlock()
+		return true
+	}
+	entry.deadline = deadline
+	c.pending.push(entry)
 	c.writeBuffer = append(c.writeBuffer, call.Command...)
 	if c.earliest.IsZero() || deadline.Before(c.earliest) {
 		c.earliest = deadline
-		if c.reading && c.link != nil {
+		if c.reading {
 			// The reader is blocked right now: Go lets the deadline of a
 			// pending Read be moved from another goroutine.
 			c.readDeadline = socketDeadline(deadline, now)
 			c.link.netConn.SetReadDeadline(c.readDeadline)
 		}
 	}
-	if c.link == nil {
-		// A dial is under way: the command goes out when it completes, if
-		// that is before the deadline (see Wait).
-		c.mu.Unlock()
-		return true
-	}
-	if !c.reading && !c.flushing && c.pending.ownerlessBefore(call) {
+	if !c.reading && !c.flushing && !c.pending.ownedBefore() {
 		c.readArrivedLocked(c.link, call, nil)
 	}
 	buffered = c.flushing || c.pending.len() > 1
@@ -254,6 +285,10 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	c.mu.Unlock()
 	return buffered
 }
+
+// maxPending bounds the commands in flight on one connection; past it, the
+// server is taken as stalled and the connection is closed.
+const maxPending = 1 << 16
 
 // SendPush writes a command whose answer comes as RESP3 push frames, not as
 // a reply (SUBSCRIBE, UNSUBSCRIBE): the answers go to Options.OnPush. It
@@ -283,14 +318,22 @@ func (c *Conn) Flush() {
 	c.mu.Unlock()
 }
 
-// Wait returns when the call's reply or error is in call.Reply or call.Err.
-// It first writes whatever commands are still buffered. While it waits, the
-// caller may read the connection for other callers.
-func (c *Conn) Wait(call *Call) {
+// Wait returns when the call's reply or error is in call.Reply or
+// call.Err, or when ctx ends: the call is then abandoned (Call.Abandoned
+// reports true and call.Err is ctx's error), and the connection goes on
+// for everybody else. It first writes whatever commands are still
+// buffered. While it waits, the caller may read the connection for other
+// callers.
+func (c *Conn) Wait(ctx context.Context, call *Call) {
+	done := ctx.Done()
 	c.mu.Lock()
 	for call.state == callQueued {
+		if done != nil && ctx.Err() != nil {
+			c.abandonLocked(call, ctx.Err())
+			break
+		}
 		if c.link == nil {
-			c.waitForDialLocked(call)
+			c.waitForDialLocked(ctx, call)
 			continue
 		}
 		if len(c.writeBuffer) > 0 && !c.flushing {
@@ -298,28 +341,56 @@ func (c *Conn) Wait(call *Call) {
 			continue
 		}
 		if !c.reading {
-			c.readLocked(call)
+			c.readForLocked(ctx, call)
 			continue
 		}
 		call.waiting = true
 		c.mu.Unlock()
-		<-call.wake
+		select {
+		case <-call.wake:
+		case <-done:
+		}
 		c.mu.Lock()
 		call.waiting = false
 	}
 	c.mu.Unlock()
 }
 
-// waitForDialLocked waits, up to the call's deadline, for the dial that
-// will carry the call. If the deadline passes first, every call waiting for
-// the dial fails with ErrNotConnected: none of them was written.
-func (c *Conn) waitForDialLocked(call *Call) {
+// readForLocked reads the connection for call's owner, and for everybody
+// waiting behind it, until call is done or ctx ends.
+func (c *Conn) readForLocked(ctx context.Context, call *Call) {
+	if ctx.Done() == nil {
+		c.readLocked(readerCaller, call)
+		return
+	}
+	// A reader blocked in a system call is woken by a read deadline in the
+	// past; interrupted tells it that this is not the server's timeout.
+	turn := c.readTurn + 1
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.reading && c.readTurn == turn && c.link != nil {
+			c.interrupted = true
+			c.readDeadline = time.Unix(1, 0)
+			c.link.netConn.SetReadDeadline(c.readDeadline)
+		}
+	})
+	c.readLocked(readerCaller, call)
+	stop()
+}
+
+// waitForDialLocked waits, up to the call's deadline or until ctx ends, for
+// the dial that will carry the call. If the deadline passes first, every
+// call waiting for the dial fails with ErrNotConnected: none of them was
+// written. Carried commands stay for the next connection.
+func (c *Conn) waitForDialLocked(ctx context.Context, call *Call) {
 	call.waiting = true
 	c.mu.Unlock()
 	timer := time.NewTimer(time.Until(call.deadline))
 	select {
 	case <-call.wake:
 	case <-timer.C:
+	case <-ctx.Done():
 	}
 	timer.Stop()
 	c.mu.Lock()
@@ -330,30 +401,45 @@ func (c *Conn) waitForDialLocked(call *Call) {
 }
 
 // Abandon stops waiting for the call: its reply will be read and dropped
-// by whoever reads the connection next, keeping the order of replies. The
-// call may be reused at once. Abandon does nothing for a call that already
-// has its reply.
+// by whoever reads the connection next, keeping the order of replies, and
+// a carried call is still finished by the Conn. The call may be reused at
+// once. Abandon does nothing for a call that already has its reply.
 func (c *Conn) Abandon(call *Call) {
 	c.mu.Lock()
-	if call.state == callQueued {
-		if entry := c.pending.drop(call); entry != nil && call.script != nil && !call.retried {
-			// Keep what the NOSCRIPT fallback needs: the call may be reused
-			// at once, but its command must still take effect.
-			entry.script, entry.arrayLength = call.script, call.arrayLength
-			entry.tail = append(entry.tail[:0], call.Command[call.scriptTail:]...)
-		}
-		call.state = callIdle
-		call.Err = errAbandoned
-		if call.deadline.Equal(c.earliest) {
-			c.earliestStale = true
-		}
-	}
+	c.abandonLocked(call, errAbandoned)
 	c.mu.Unlock()
 }
 
-// Close closes the connection, fails every call in flight with ErrClosed,
-// and waits for a dial in progress to end. It is safe to call more than
-// once.
+// abandonLocked detaches a queued call from its entry, with err as its
+// error. A carried entry keeps a copy of the command, and the finisher
+// reads its reply if nobody else will.
+func (c *Conn) abandonLocked(call *Call, err error) {
+	if call.state != callQueued {
+		return
+	}
+	if entry := c.pending.find(call); entry != nil {
+		entry.call = nil
+		if entry.carry {
+			entry.command = append(entry.command[:0], call.Command...)
+			if !c.finishing || c.finisherDue.IsZero() || entry.deadline.Before(c.finisherDue) {
+				c.ensureFinisherLocked()
+			}
+		} else if entry.deadline.Equal(c.earliest) {
+			c.earliestStale = true
+		}
+	}
+	call.state = callIdle
+	call.abandoned = true
+	call.Err = err
+	call.Latency = time.Since(call.sentAt)
+}
+
+// Close closes the connection and fails every call in flight with
+// ErrClosed. Carried commands already written are given until their
+// deadlines to be answered first (Close waits at most that long); those
+// that could not be finished are reported to Options.OnUnfinished, and
+// Close then returns an error matching ErrUnfinished. Close waits for the
+// Conn's background goroutines to end. It is safe to call more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -361,15 +447,23 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.closed = true
+	close(c.closing)
 	if c.cancel != nil {
 		c.cancel()
 	}
+	if c.link != nil && c.carried > 0 {
+		c.ensureFinisherLocked()
+	}
+	c.mu.Unlock()
+	c.background.Wait()
+	c.mu.Lock()
 	if c.link != nil {
 		c.failLinkLocked(c.link, ErrClosed)
 	}
+	c.failPendingLocked(ErrClosed)
+	unfinished := c.takeUnfinishedLocked()
 	c.mu.Unlock()
-	c.dialers.Wait()
-	return nil
+	return c.report(unfinished)
 }
 
 // flushLocked writes the buffered commands until none is left. Commands

@@ -7,7 +7,7 @@
 // reusable [Call], [Conn.Send] it and [Conn.Wait] for the reply. Replies are
 // matched to calls in FIFO order.
 //
-// There is no background reader goroutine. The caller that waits first reads
+// There is no background reader goroutine on the fast path. The caller that waits first reads
 // the socket for everybody (leader/follower): it parses every reply that is
 // already buffered, hands each one to its owner, and when its own reply has
 // arrived passes the reading on to another waiting caller. A caller that is
@@ -16,11 +16,34 @@
 // the same way: a caller appends its command to the connection's buffer, and
 // whichever caller is already writing sends it along with its own.
 //
+// # A call's life
+//
+// The deadline given to [Conn.Send] is the server's: a connection is
+// closed only when a reply that somebody still needs is late past it. A
+// caller's context bounds its own wait and nothing else: when it ends,
+// [Conn.Wait] returns with the context's error and the call is abandoned.
+// An abandoned call stays in the queue; its reply is read, in order, and
+// dropped. A call marked [Call.Carry] (a release) is finished all the same:
+// if nobody has read its reply by its deadline, the Conn's finisher
+// goroutine reads it then, or fails the connection when it has not come;
+// when the connection fails first, the command is sent again, first of
+// all, on the next one, which the finisher dials, until it is answered or
+// [Call.CarryUntil] has passed; what could not be finished is reported to
+// [Options.OnUnfinished]. The finisher starts with the first carried call,
+// sleeps while callers read the carried replies on their way, and ends
+// with the Conn.
+//
+// A script call that meets NOSCRIPT is sent again as EVAL only when nothing
+// was issued on the connection after it: commands run on the server in the
+// order they were issued, and a replay never jumps the queue. Otherwise the
+// NOSCRIPT error is the call's reply, and the script is loaded again.
+//
 // A connection that saw a timeout, a protocol error or any I/O error is
 // closed at once and every call in flight on it fails: a late reply can
 // never be read as the answer to another command. The next use dials again
-// in the background, with jittered backoff, while callers fail fast instead
-// of waiting for the dial.
+// in the background, with jittered backoff (none after a dial that timed
+// out: it waited already), while callers fail fast instead of waiting for
+// the dial.
 //
 // # Concurrency
 //

@@ -27,6 +27,10 @@ var (
 	// be used.
 	ErrInvalidOptions = errors.New("conn: invalid options")
 
+	// ErrUnfinished is matched by the error of Close when carried commands
+	// (Call.Carry) could not be finished; Options.OnUnfinished has each.
+	ErrUnfinished = errors.New("conn: carried commands unfinished")
+
 	// ErrUnexpectedReply is matched when a server answers the handshake or a
 	// reply arrives that no command asked for. The connection is closed.
 	ErrUnexpectedReply = errors.New("conn: unexpected reply")

@@ -52,7 +52,7 @@ func echo(t *testing.T, c *conn.Conn, message string, timeout time.Duration) *co
 	t.Helper()
 	call := &conn.Call{Command: resp.AppendCommand(nil, "ECHO", message)}
 	c.Send(call, time.Now().Add(timeout))
-	c.Wait(call)
+	c.Wait(context.Background(), call)
 	return call
 }
 
@@ -227,7 +227,7 @@ func TestAbandonedReplyIsDroppedInOrder(t *testing.T) {
 	second := &conn.Call{Command: resp.AppendCommand(nil, "ECHO", "second")}
 	c.Send(second, time.Now().Add(5*time.Second))
 	close(release)
-	c.Wait(second)
+	c.Wait(context.Background(), second)
 	require.NoError(t, second.Err)
 	assert.Equal(t, "second", string(second.Reply.Str))
 	assert.Equal(t, 1, fake.Accepted(), "dropping a reply must not cost the connection")

@@ -75,6 +75,11 @@ type Options struct {
 	// records is in place when the caller goes on. It must not block or
 	// call back into the Conn.
 	OnConnect func(address, runID string)
+	// OnUnfinished is told of each carried command (Call.Carry) that could
+	// not be finished, with the server's address (as Conn.Address returns
+	// it). It is called without the Conn's lock, on a goroutine of the Conn
+	// or of Close, and must not block.
+	OnUnfinished func(address string, unfinished Unfinished)
 	// Scripts are loaded with SCRIPT LOAD after each handshake, so that
 	// EVALSHA rarely meets NOSCRIPT.
 	Scripts []*Script

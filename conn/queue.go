@@ -2,22 +2,43 @@ package conn
 
 import "time"
 
-// pending is one command whose reply has not been read. A nil call is a
-// command whose caller stopped waiting: its reply is read and dropped.
+// pending is one command whose reply has not been read, or, while there is
+// no live connection, one command waiting to be written on the next one.
 type pending struct {
-	call     *Call
+	// call is the command's owner; nil once the owner stopped waiting. An
+	// entry without an owner that is not carried is read and dropped.
+	call *Call
+	// deadline is when the server must have answered, if somebody still
+	// needs the answer; zero while the command is not written. span is the
+	// time the caller gave the server, used again when a carried command is
+	// written on a new connection.
 	deadline time.Time
-	// For an abandoned script call, what it takes to answer NOSCRIPT with
-	// EVAL: the script, the command's element count, and a copy of its
-	// tail (numkeys, keys, arguments). The tail's buffer belongs to the
-	// queue's slot and is reused, so that abandoning does not allocate in
-	// steady state.
-	script      *Script
-	arrayLength int
-	tail        []byte
+	span     time.Duration
+	// carry marks a command that must take effect whether or not anybody
+	// waits (Call.Carry): until is when it stops mattering, label names it
+	// in reports, and command holds its bytes once its owner let go of the
+	// Call. The buffer belongs to the queue's slot and is reused, so that
+	// carrying a command does not allocate in steady state.
+	carry   bool
+	until   time.Time
+	label   string
+	command []byte
 }
 
-// queue is a FIFO ring of pending commands, in the order they were written.
+// needed reports whether somebody needs the entry's answer: its owner, or
+// the Conn itself for a carried command. Only a needed entry that is late
+// fails the connection.
+func (p *pending) needed() bool { return p.call != nil || p.carry }
+
+// bytes returns the command of an entry that is not written yet.
+func (p *pending) bytes() []byte {
+	if p.call != nil {
+		return p.call.Command
+	}
+	return p.command
+}
+
+// queue is a FIFO ring of pending commands, in the order they were issued.
 // It grows as needed and never shrinks, so steady state does not allocate.
 type queue struct {
 	entries []pending
@@ -27,44 +48,49 @@ type queue struct {
 
 func (q *queue) len() int { return q.length }
 
-func (q *queue) push(entry pending) {
+// push appends entry. The slot keeps its own command buffer: a carried
+// entry's bytes are copied into it.
+func (q *queue) push(entry pending) *pending {
 	if q.length == len(q.entries) {
 		q.grow()
 	}
 	slot := &q.entries[(q.head+q.length)%len(q.entries)]
-	tail := slot.tail[:0]
+	command := append(slot.command[:0], entry.command...)
 	*slot = entry
-	slot.tail = tail // the slot keeps its buffer
+	slot.command = command
 	q.length++
+	return slot
 }
 
-// tailCapacity is the room for an abandoned script call's tail that every
-// slot of the queue starts with: enough for a lock key and a token, so
-// that abandoning a call does not allocate.
-const tailCapacity = 128
+// commandCapacity is the room for a carried command that every slot of the
+// queue starts with: enough for a release, so that carrying one does not
+// allocate.
+const commandCapacity = 512
 
-// grow doubles the ring. The new slots get their tail buffers from one
+// grow doubles the ring. The new slots get their command buffers from one
 // allocation.
 func (q *queue) grow() {
 	grown := make([]pending, max(8, 2*len(q.entries)))
 	for i := range q.entries {
 		grown[i] = q.entries[(q.head+i)%len(q.entries)] // the free slots keep their buffers too
 	}
-	tails := make([]byte, (len(grown)-len(q.entries))*tailCapacity)
+	buffers := make([]byte, (len(grown)-len(q.entries))*commandCapacity)
 	for i := len(q.entries); i < len(grown); i++ {
-		start := (i - len(q.entries)) * tailCapacity
-		grown[i].tail = tails[start : start : start+tailCapacity]
+		start := (i - len(q.entries)) * commandCapacity
+		grown[i].command = buffers[start : start : start+commandCapacity]
 	}
 	q.entries, q.head = grown, 0
 }
 
+// pop removes the oldest entry and returns it. Its command bytes stay valid
+// until the slot is pushed again.
 func (q *queue) pop() (pending, bool) {
 	if q.length == 0 {
 		return pending{}, false
 	}
 	slot := &q.entries[q.head]
 	entry := *slot
-	*slot = pending{tail: slot.tail[:0]} // its tail stays valid until the slot is pushed again
+	*slot = pending{command: slot.command[:0]}
 	q.head = (q.head + 1) % len(q.entries)
 	q.length--
 	return entry, true
@@ -75,13 +101,36 @@ func (q *queue) at(i int) *pending {
 	return &q.entries[(q.head+i)%len(q.entries)]
 }
 
-// earliestDeadline returns the earliest deadline of the pending commands
-// that still have an owner, or the zero time when none has.
+// keep keeps, in order, the entries for which keep reports true, and
+// forgets the others. keep may change the entry it is given. Slots are
+// swapped, never shared, so every slot keeps a buffer of its own.
+func (q *queue) keep(keep func(*pending) bool) {
+	kept := 0
+	for i := 0; i < q.length; i++ {
+		entry := q.at(i)
+		if !keep(entry) {
+			continue
+		}
+		if kept != i {
+			target := q.at(kept)
+			*target, *entry = *entry, *target
+		}
+		kept++
+	}
+	for i := kept; i < q.length; i++ {
+		entry := q.at(i)
+		*entry = pending{command: entry.command[:0]}
+	}
+	q.length = kept
+}
+
+// earliestDeadline returns the earliest deadline of the written entries
+// that are needed, or the zero time when none is.
 func (q *queue) earliestDeadline() time.Time {
 	var earliest time.Time
 	for i := 0; i < q.length; i++ {
 		entry := q.at(i)
-		if entry.call != nil && (earliest.IsZero() || entry.deadline.Before(earliest)) {
+		if entry.needed() && !entry.deadline.IsZero() && (earliest.IsZero() || entry.deadline.Before(earliest)) {
 			earliest = entry.deadline
 		}
 	}
@@ -98,26 +147,34 @@ func (q *queue) firstWaiting() *Call {
 	return nil
 }
 
-// ownerlessBefore reports whether call has the newest entry and no entry
-// before it has a call: nobody waits for a reply ahead of call's.
-func (q *queue) ownerlessBefore(call *Call) bool {
-	if q.length == 0 || q.at(q.length-1).call != call {
-		return false
-	}
+// ownedBefore reports whether an entry older than the newest one has an
+// owner: somebody waits for a reply ahead of it.
+func (q *queue) ownedBefore() bool {
 	for i := 0; i < q.length-1; i++ {
 		if q.at(i).call != nil {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
-// drop forgets call's entry, keeping its place so that its reply is still
-// read and discarded in order, and returns it; nil when call is not queued.
-func (q *queue) drop(call *Call) *pending {
+// earliestCarried returns the earliest deadline of the carried entries
+// that are written, or the zero time when there is none.
+func (q *queue) earliestCarried() time.Time {
+	var earliest time.Time
+	for i := 0; i < q.length; i++ {
+		entry := q.at(i)
+		if entry.carry && !entry.deadline.IsZero() && (earliest.IsZero() || entry.deadline.Before(earliest)) {
+			earliest = entry.deadline
+		}
+	}
+	return earliest
+}
+
+// find returns call's entry, or nil when call is not queued.
+func (q *queue) find(call *Call) *pending {
 	for i := 0; i < q.length; i++ {
 		if entry := q.at(i); entry.call == call {
-			entry.call = nil
 			return entry
 		}
 	}

@@ -10,27 +10,48 @@ import (
 	"github.com/lockmux/lockmux/resp"
 )
 
+// readerRole says whom a reader reads for, and so when it stops.
+type readerRole uint8
+
+const (
+	// readerCaller reads for its own call, and stops once that is done
+	// and the bytes already read serve nobody else.
+	readerCaller readerRole = iota
+	// readerListener reads until Listen's context ends or the link fails.
+	readerListener
+	// readerFinisher reads until no carried command is due (see
+	// Conn.carriedDueLocked).
+	readerFinisher
+)
+
+// errInterrupted ends a reading turn whose context ended.
+var errInterrupted = errors.New("conn: reading interrupted")
+
 // readLocked makes the caller the reader: it reads replies and delivers
-// them to their calls until its own call is done and nothing more is
-// buffered, then passes the reading to a caller that is waiting. With a nil
-// own call it is a listener: it reads until Listen's context interrupts it
-// or the link fails, and returns the error that ended it.
-func (c *Conn) readLocked(own *Call) error {
+// them to their calls until its role is done (see readerRole), then passes
+// the reading to a caller that is waiting. It returns the error that ended
+// it: errInterrupted when the reader's context ended.
+func (c *Conn) readLocked(role readerRole, own *Call) error {
 	c.reading = true
+	c.readTurn++
+	c.interrupted = false // a flag left by an earlier turn is not this one's
 	defer c.handOffReadingLocked()
 	link := c.link
 	for link != nil {
-		if own == nil && c.interrupted {
-			// Listen's context ended while a frame was being handled.
+		if c.interrupted {
+			// The reader's context ended while a frame was being handled.
 			c.interrupted = false
-			return context.Canceled
+			return errInterrupted
 		}
-		// With no call pending, a listener waits as long as it takes; a
-		// caller is only finishing buffered bytes, and waits no longer than
-		// the grace for the rest of them.
+		if role == readerFinisher && !c.carriedDueLocked() {
+			return nil
+		}
+		// A listener with no call pending waits as long as it takes; any
+		// other reader waits until the earliest needed reply is due.
+		now := time.Now()
 		earliest := c.earliestLocked()
-		deadline := socketDeadline(earliest, time.Now())
-		if own == nil && earliest.IsZero() {
+		deadline := socketDeadline(c.dueLocked(now), now)
+		if role == readerListener && earliest.IsZero() {
 			deadline = time.Time{}
 		}
 		if !deadline.Equal(c.readDeadline) {
@@ -44,11 +65,18 @@ func (c *Conn) readLocked(own *Call) error {
 			return ErrNotConnected // the link failed meanwhile and its calls were failed
 		}
 		if err != nil {
-			if own == nil && c.interrupted && errors.Is(err, os.ErrDeadlineExceeded) && c.pending.len() == 0 {
-				// Listen's context ended; the bytes read so far stay
-				// buffered for the next reader.
-				c.interrupted = false
-				return context.Canceled
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if c.interrupted {
+					// The bytes read so far stay buffered for the next
+					// reader.
+					c.interrupted = false
+					return errInterrupted
+				}
+				if !c.overdueLocked(time.Now()) {
+					// The call that set the deadline was answered or
+					// abandoned meanwhile: nobody needed that reply yet.
+					continue
+				}
 			}
 			c.failLinkLocked(link, err)
 			return err
@@ -66,13 +94,21 @@ func (c *Conn) readLocked(own *Call) error {
 		// can serve callers still waiting, or belong to no command at all
 		// and must be looked at (a push, or an unsolicited reply that
 		// closes the connection) before they are taken for the next reply.
-		if own != nil && own.state != callQueued {
+		if role == readerCaller && own.state != callQueued {
 			if link.reader.Buffered() == 0 || (c.pending.len() > 0 && c.pending.firstWaiting() == nil) {
 				return nil
 			}
 		}
 	}
 	return ErrNotConnected
+}
+
+// overdueLocked reports whether a needed reply is late by more than the
+// read grace: only then has the server, not a caller, run out of time.
+func (c *Conn) overdueLocked(now time.Time) bool {
+	c.earliestStale = true
+	earliest := c.earliestLocked()
+	return !earliest.IsZero() && !now.Before(earliest.Add(readGrace))
 }
 
 // takePushLocked hands a push frame to Options.OnPush. On a RESP2
@@ -113,8 +149,7 @@ func (c *Conn) dueLocked(now time.Time) time.Time {
 }
 
 // takeReplyLocked gives a reply to the oldest pending command: to its
-// call, or, for a command whose caller stopped waiting, to nobody (an
-// abandoned script call that met NOSCRIPT is sent again as EVAL). A reply
+// call, or, for a command whose caller stopped waiting, to nobody. A reply
 // that no command asked for (R13) fails the link.
 func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 	entry, ok := c.pending.pop()
@@ -126,20 +161,11 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 	if entry.deadline.Equal(c.earliest) {
 		c.earliestStale = true
 	}
-	switch {
-	case entry.call != nil:
-		c.deliverLocked(entry.call, value, entry.deadline)
-	case entry.script != nil && value.Type == resp.TypeError && string(resp.ErrorCode(value.Str)) == "NOSCRIPT":
-		// An abandoned script call: nobody waits for it, but it must
-		// still run.
-		c.writeBuffer = resp.AppendArrayHeader(c.writeBuffer, entry.arrayLength)
-		c.writeBuffer = resp.AppendBulkString(c.writeBuffer, "EVAL")
-		c.writeBuffer = resp.AppendBulkString(c.writeBuffer, entry.script.Source)
-		c.writeBuffer = append(c.writeBuffer, entry.tail...) // before the push may reuse its slot
-		c.pending.push(pending{deadline: time.Now().Add(c.options.CommandTimeout)})
-		if !c.flushing {
-			c.flushLocked()
-		}
+	if entry.carry {
+		c.carriedDoneLocked()
+	}
+	if entry.call != nil {
+		c.deliverLocked(entry, value)
 	}
 	return nil
 }
@@ -155,10 +181,8 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 // server answered). The replies of the abandoned commands are dropped, and
 // any other frame is a reply that no command asked for (R13): it fails the
 // connection instead of being taken for the answer to the command about to
-// be written. An abandoned command still unanswered after its deadline
-// fails the connection too, as a timeout, so that a server that stopped
-// answering cannot make the queue grow without bound. Bytes that come
-// between this look and the write cannot be told from the reply.
+// be written. Bytes that come between this look and the write cannot be
+// told from the reply.
 //
 // Collect calls it with until set: it stops once that call is answered.
 //
@@ -166,12 +190,11 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 	arrived := func() bool { return link.reader.Buffered() > 0 || link.received.received() > 0 }
 	if !arrived() {
-		if oldest := c.pending.at(0); unsent != nil && oldest.call == nil && time.Now().After(oldest.deadline) {
-			c.failLinkLocked(link, fmt.Errorf("%w: no reply to an abandoned command by its deadline", os.ErrDeadlineExceeded))
-		}
 		return
 	}
 	c.flushing, c.reading = true, true // nothing is written while it reads
+	c.readTurn++                       // no caller's interruption is meant for this turn
+	c.interrupted = false
 	defer func() { c.flushing = false; c.handOffReadingLocked() }()
 	for c.link == link && (until == nil || until.state == callQueued) && arrived() {
 		// A frame whose first bytes are here may still be arriving (a long
@@ -227,7 +250,8 @@ func (c *Conn) Collect(call *Call) bool {
 }
 
 // handOffReadingLocked ends a reader's turn and wakes a caller that waits
-// for its reply, which becomes the next reader.
+// for its reply, which becomes the next reader. Carried commands left
+// pending are the finisher's, when they are due (see finish).
 func (c *Conn) handOffReadingLocked() {
 	c.reading = false
 	if next := c.pending.firstWaiting(); next != nil {
@@ -253,17 +277,18 @@ func (c *Conn) Listen(ctx context.Context) error {
 		return fmt.Errorf("conn: %s: %w: another caller is reading", c.name, ErrUnexpectedReply)
 	}
 	link := c.link
+	turn := c.readTurn + 1
 	stop := context.AfterFunc(ctx, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.link == link && c.reading {
+		if c.link == link && c.reading && c.readTurn == turn {
 			c.interrupted = true
 			c.readDeadline = time.Unix(1, 0)
 			link.netConn.SetReadDeadline(c.readDeadline)
 		}
 	})
 	defer stop()
-	err := c.readLocked(nil)
+	err := c.readLocked(readerListener, nil)
 	c.interrupted = false
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -271,17 +296,30 @@ func (c *Conn) Listen(ctx context.Context) error {
 	return err
 }
 
-// deliverLocked completes call with value, or sends the call again as EVAL
-// when the server does not know its script.
-func (c *Conn) deliverLocked(call *Call, value resp.Value, deadline time.Time) {
+// deliverLocked completes the entry's call with value. When the server
+// does not know the call's script, the call is sent again as EVAL, but only
+// if nothing was issued on the connection after it: a replay must never
+// run after a command issued later (a release, say, of what it would
+// acquire). Otherwise the NOSCRIPT error is the call's reply, and the
+// script is loaded again for the calls to come.
+func (c *Conn) deliverLocked(entry pending, value resp.Value) {
+	call := entry.call
 	if call.isNoScript(value) {
-		call.retried = true
-		c.pending.push(pending{call: call, deadline: deadline})
-		c.writeBuffer = call.appendEval(c.writeBuffer)
-		if !c.flushing {
-			c.flushLocked()
+		if c.pending.len() == 0 {
+			call.retried = true
+			entry.deadline = time.Now().Add(entry.span)
+			c.pending.push(entry)
+			c.writeBuffer = call.appendEval(c.writeBuffer)
+			if c.earliest.IsZero() || entry.deadline.Before(c.earliest) {
+				c.earliest = entry.deadline
+			}
+			if !c.flushing {
+				c.flushLocked()
+			}
+			return
 		}
-		return
+		c.writeBuffer = resp.AppendCommand(c.writeBuffer, "SCRIPT", "LOAD", call.script.Source)
+		c.pending.push(pending{deadline: time.Now().Add(entry.span)})
 	}
 	call.setReply(value)
 	call.Latency = time.Since(call.sentAt)
@@ -292,7 +330,8 @@ func (c *Conn) deliverLocked(call *Call, value resp.Value, deadline time.Time) {
 }
 
 // failLinkLocked closes link, if it is still the live one, and fails every
-// call in flight on it with err.
+// call in flight on it with err. Carried commands stay, to be sent again on
+// the next connection (see Call.Carry).
 func (c *Conn) failLinkLocked(link *link, err error) {
 	if c.link != link {
 		return
@@ -307,13 +346,23 @@ func (c *Conn) failLinkLocked(link *link, err error) {
 	c.failPendingLocked(err)
 }
 
-// failPendingLocked fails every call in flight with err and drops the
-// commands not yet written.
+// failPendingLocked fails every call in flight, or waiting for a dial,
+// with err, and drops the commands not yet written; carried commands are
+// kept for the next connection unless the Conn is closed or they stopped
+// mattering, in which case they are listed as unfinished.
 func (c *Conn) failPendingLocked(err error) {
 	now := time.Now()
-	for c.pending.len() > 0 {
-		entry, _ := c.pending.pop()
+	c.pending.keep(func(entry *pending) bool {
+		keep := entry.carry && !c.closed && now.Before(entry.until)
+		if keep && entry.call != nil {
+			entry.command = append(entry.command[:0], entry.call.Command...)
+		}
+		if entry.carry && !keep {
+			c.carried--
+			c.unfinished = append(c.unfinished, Unfinished{Label: entry.label, Err: err})
+		}
 		if call := entry.call; call != nil {
+			entry.call = nil
 			call.Err = err
 			call.Latency = now.Sub(call.sentAt)
 			call.state = callIdle
@@ -321,8 +370,13 @@ func (c *Conn) failPendingLocked(err error) {
 				call.signal()
 			}
 		}
-	}
+		entry.deadline = time.Time{}
+		return keep
+	})
 	c.writeBuffer = c.writeBuffer[:0]
 	c.earliest, c.earliestStale = time.Time{}, false
 	c.readDeadline, c.writeDeadline = time.Time{}, time.Time{}
+	if c.carried > 0 || len(c.unfinished) > 0 {
+		c.ensureFinisherLocked()
+	}
 }

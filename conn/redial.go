@@ -2,8 +2,10 @@ package conn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"time"
 )
 
@@ -17,20 +19,21 @@ func (c *Conn) startDialLocked() {
 	c.dialing = true
 	c.dialDone = make(chan struct{})
 	c.cancel = cancel
-	c.dialers.Add(1)
+	c.background.Add(1)
 	go c.dialInBackground(ctx)
 }
 
 // dialInBackground dials, performs the handshake and installs the new link.
 // It is owned by the Conn, and Close waits for it.
 func (c *Conn) dialInBackground(ctx context.Context) {
-	defer c.dialers.Done()
+	defer c.background.Done()
 	link, runID, err := c.dial(ctx)
 	if err == nil && c.options.OnConnect != nil {
 		// Before anyone waiting for the dial learns that it ended.
 		c.options.OnConnect(c.name, runID)
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.cancel()
 	c.dialing = false
 	close(c.dialDone)
@@ -42,23 +45,48 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 	case err != nil:
 		c.lastErr = err
 		c.failPendingLocked(fmt.Errorf("%w: %w", ErrNotConnected, err))
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+			// The dial waited its whole timeout already: a server that is
+			// stalled, not one that refuses. Dial again at once, so that
+			// carried commands reach it as soon as it answers.
+			c.retryAt = time.Time{}
+			return
+		}
 		c.backoff = min(max(2*c.backoff, c.options.BackoffMin), c.options.BackoffMax)
 		// Full jitter in [backoff/2, backoff) keeps clients out of step.
 		half := int64(c.backoff / 2)
 		c.retryAt = time.Now().Add(time.Duration(half + rand.Int64N(half+1)))
 	default:
-		c.link = link
-		c.connected.Store(true)
-		c.lastErr = nil
-		c.backoff = 0
-		c.retryAt = time.Time{}
-		c.runID = runID
-		// Commands sent during the dial go out now; a caller waiting for
-		// them becomes the reader.
-		c.flushLocked()
-		if next := c.pending.firstWaiting(); next != nil {
-			next.signal()
-		}
+		c.installLocked(link, runID)
 	}
-	c.mu.Unlock()
+}
+
+// installLocked makes link the live connection and writes on it, in order,
+// the commands queued while there was none: the carried commands of the
+// connection before, then the commands sent during the dial. A caller
+// waiting for them becomes the reader.
+func (c *Conn) installLocked(link *link, runID string) {
+	c.link = link
+	c.connected.Store(true)
+	c.lastErr = nil
+	c.backoff = 0
+	c.retryAt = time.Time{}
+	c.runID = runID
+	now := time.Now()
+	c.writeBuffer = c.writeBuffer[:0]
+	c.pending.keep(func(entry *pending) bool {
+		if !entry.needed() {
+			return false // abandoned before it was written: never sent
+		}
+		entry.deadline = now.Add(entry.span)
+		c.writeBuffer = append(c.writeBuffer, entry.bytes()...)
+		return true
+	})
+	c.earliestStale = true
+	c.flushLocked()
+	if next := c.pending.firstWaiting(); next != nil {
+		next.signal()
+	} else if c.carried > 0 {
+		c.ensureFinisherLocked()
+	}
 }

@@ -3,6 +3,7 @@
 package mux_test
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"testing"
@@ -24,7 +25,7 @@ func TestRoundDoesNotAllocate(t *testing.T) {
 			setNX(round, "allocs:serial", "token")
 			roundTrip := func() {
 				group.Send(round, time.Now().Add(5*time.Second))
-				group.Wait(round, nil)
+				group.Wait(context.Background(), round, nil)
 			}
 			roundTrip() // warm up buffers
 			assert.Zero(t, testing.AllocsPerRun(200, roundTrip), "serial")
@@ -37,7 +38,7 @@ func TestRoundDoesNotAllocate(t *testing.T) {
 					round := group.NewRound()
 					setNX(round, "allocs:parallel:"+strconv.Itoa(g), "token")
 					group.Send(round, time.Now().Add(5*time.Second))
-					group.Wait(round, nil)
+					group.Wait(context.Background(), round, nil)
 					warm.Done()
 					for {
 						select {
@@ -46,7 +47,7 @@ func TestRoundDoesNotAllocate(t *testing.T) {
 						default:
 						}
 						group.Send(round, time.Now().Add(5*time.Second))
-						group.Wait(round, nil)
+						group.Wait(context.Background(), round, nil)
 					}
 				})
 			}

@@ -1,6 +1,7 @@
 package mux_test
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -35,7 +36,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				setNX(round, "bench:serial", "token")
 				for b.Loop() {
 					group.Send(round, time.Now().Add(time.Second))
-					group.Wait(round, nil)
+					group.Wait(context.Background(), round, nil)
 				}
 			})
 			b.Run("serial/floor", func(b *testing.B) {
@@ -61,7 +62,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 					setNX(round, "bench:parallel:"+strconv.FormatInt(next.Add(1), 10), "token")
 					for pb.Next() {
 						group.Send(round, time.Now().Add(time.Second))
-						group.Wait(round, nil)
+						group.Wait(context.Background(), round, nil)
 					}
 				})
 			})

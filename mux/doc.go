@@ -4,7 +4,8 @@
 // A [Group] holds one pipelined [conn.Conn] per server. A caller fills a
 // reusable [Round] with one command per server (usually the same one),
 // [Group.Send] writes all of them before any reply is awaited, and
-// [Group.Wait] collects the replies under one deadline. A [Tally] given to
+// [Group.Wait] collects the replies under one deadline, the servers'; the
+// caller's context only bounds how long the caller waits. A [Tally] given to
 // Wait can stop it as soon as the outcome is decided (a quorum reached, or
 // no longer possible): the replies still on their way are read and dropped
 // in order by the next reader of each connection, never taken for the

@@ -108,13 +108,16 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 // Wait gathers the replies of a round that was sent. After each reply or
 // failure it asks tally, when not nil, whether the outcome is decided; if
 // so, it abandons the calls still in flight (their Abandoned method then
-// reports true) and returns.
+// reports true) and returns nil. When ctx ends first, it abandons the calls
+// still in flight and returns ctx's error: the replies already gathered
+// stay in their calls. Abandoning a call costs its connection nothing, and
+// a carried call (conn.Call.Carry) is still finished by its connection.
 //
 // Replies are gathered from the connected servers first, in the Group's
 // order, then from the servers being dialled again: they were all requested
 // at once, so the round lasts as long as its slowest server, not the sum,
 // and a server that is down costs nothing once the tally is decided.
-func (g *Group) Wait(round *Round, tally Tally) {
+func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 	// Pass 0 takes the connected servers, pass 1 those being dialled
 	// again, pass 2 any that came up or went down during the round and so
 	// was skipped by both.
@@ -124,14 +127,19 @@ func (g *Group) Wait(round *Round, tally Tally) {
 			if len(call.Command) == 0 || round.gathered[i] || (pass < 2 && node.Connected() != (pass == 0)) {
 				continue
 			}
-			node.Wait(call)
+			node.Wait(ctx, call)
+			if call.Abandoned() {
+				g.Discard(round)
+				return call.Err
+			}
 			round.gathered[i] = true
 			if tally != nil && tally.Count(i, call) {
 				g.Discard(round)
-				return
+				return nil
 			}
 		}
 	}
+	return nil
 }
 
 // Discard stops waiting for every call of a round that was sent. It takes
@@ -148,12 +156,18 @@ func (g *Group) Discard(round *Round) {
 	}
 }
 
-// Close closes every connection.
+// Close closes every connection, each after waiting a bounded time for
+// its carried calls (see conn.Conn.Close). It returns the connections'
+// errors joined: one matching conn.ErrUnfinished for each server where
+// carried calls could not be finished.
 func (g *Group) Close() error {
-	for _, node := range g.nodes {
-		node.Close()
+	errs := make([]error, len(g.nodes))
+	var wait sync.WaitGroup
+	for i, node := range g.nodes {
+		wait.Go(func() { errs[i] = node.Close() })
 	}
-	return nil
+	wait.Wait()
+	return errors.Join(errs...)
 }
 
 // Round is one command sent to every server of a Group and its replies. It

@@ -57,7 +57,7 @@ func TestRoundReachesEveryNode(t *testing.T) {
 
 	setNX(round, "k", "a")
 	group.Send(round, time.Now().Add(5*time.Second))
-	group.Wait(round, nil)
+	group.Wait(context.Background(), round, nil)
 	for i := range round.Calls {
 		require.NoError(t, round.Calls[i].Err)
 		assert.True(t, round.Calls[i].Reply.IsOK(), "node %d: %s", i, round.Calls[i].Reply)
@@ -67,7 +67,7 @@ func TestRoundReachesEveryNode(t *testing.T) {
 	servers[1].Do(t, "SET", "other", "x")
 	setNX(round, "k", "b")
 	group.Send(round, time.Now().Add(5*time.Second))
-	group.Wait(round, nil)
+	group.Wait(context.Background(), round, nil)
 	for i := range round.Calls {
 		assert.True(t, round.Calls[i].Reply.Null, "node %d: the key is held, SET NX must answer null", i)
 	}
@@ -81,7 +81,7 @@ func TestPerNodeCommands(t *testing.T) {
 		round.Calls[i].Command = resp.AppendCommand(round.Calls[i].Command, "ECHO", strconv.Itoa(i))
 	}
 	group.Send(round, time.Now().Add(5*time.Second))
-	group.Wait(round, nil)
+	group.Wait(context.Background(), round, nil)
 	for i := range round.Calls {
 		assert.Equal(t, strconv.Itoa(i), string(round.Calls[i].Reply.Str))
 	}
@@ -97,7 +97,7 @@ func TestStoppedNodeCostsOnlyTheDeadline(t *testing.T) {
 	setNX(round, "k", "a")
 	start := time.Now()
 	group.Send(round, start.Add(50*time.Millisecond))
-	group.Wait(round, nil)
+	group.Wait(context.Background(), round, nil)
 	elapsed := time.Since(start)
 
 	assert.ErrorIs(t, round.Calls[0].Err, os.ErrDeadlineExceeded)
@@ -124,7 +124,7 @@ func TestTallyStopsEarlyAndTheRestIsDroppedSafely(t *testing.T) {
 	servers[2].Stop() // its reply cannot have arrived when the round is decided
 	group.Send(round, time.Now().Add(5*time.Second))
 	tally := &quorumTally{need: 2}
-	group.Wait(round, tally)
+	group.Wait(context.Background(), round, tally)
 	assert.Equal(t, 2, tally.got)
 	assert.True(t, round.Calls[2].Abandoned(), "the third reply was not needed")
 	servers[2].Cont()
@@ -136,7 +136,7 @@ func TestTallyStopsEarlyAndTheRestIsDroppedSafely(t *testing.T) {
 		round.Calls[i].Command = resp.AppendCommand(round.Calls[i].Command, "ECHO", "next")
 	}
 	group.Send(round, time.Now().Add(5*time.Second))
-	group.Wait(round, nil)
+	group.Wait(context.Background(), round, nil)
 	for i := range round.Calls {
 		require.NoError(t, round.Calls[i].Err)
 		assert.Equal(t, "next", string(round.Calls[i].Reply.Str), "node %d", i)
@@ -158,7 +158,7 @@ func TestConcurrentRoundsGetTheirOwnReplies(t *testing.T) {
 					round.Calls[i].Command = resp.AppendCommand(round.Calls[i].Command, "ECHO", want+"-"+strconv.Itoa(i))
 				}
 				group.Send(round, time.Now().Add(5*time.Second))
-				group.Wait(round, nil)
+				group.Wait(context.Background(), round, nil)
 				for i := range round.Calls {
 					if got := string(round.Calls[i].Reply.Str); got != want+"-"+strconv.Itoa(i) || round.Calls[i].Err != nil {
 						failures <- fmt.Sprintf("goroutine %d node %d: got %q, err %v", g, i, got, round.Calls[i].Err)

@@ -14,10 +14,10 @@ import (
 
 // The scripts every connection loads when it connects.
 var (
-	releaseLua      = conn.NewScript(releaseScript)
-	extendLua       = conn.NewScript(extendScript)
-	acquireMultiLua = conn.NewScript(acquireMultiScript)
-	checkLua        = conn.NewScript(checkScript)
+	releaseLua      = newScript(releaseScript)
+	extendLua       = newScript(extendScript)
+	acquireMultiLua = newScript(acquireMultiScript)
+	checkLua        = newScript(checkScript)
 )
 
 // allScripts are loaded by every connection when it connects.
@@ -51,12 +51,16 @@ type Client struct {
 // and "unix:///path". The masters must be independent: no replication
 // between them.
 //
-// New dials every node at once and waits up to Options.DialTimeout. Nodes
-// that cannot be reached are not an error: they are dialled again when
-// used, and locks need only a quorum. New fails for invalid options,
-// addresses that cannot be parsed, rejected credentials or permissions
-// (ErrConfig), and two addresses that reach the same server
-// (ErrDuplicateNode), which would count twice in a quorum.
+// New does not dial, and never blocks: the nodes are dialled in the
+// background when first used, and again after a failure; nodes that cannot
+// be reached are not an error, since locks need only a quorum. New fails
+// for invalid options, addresses that cannot be parsed, and an address
+// given twice. What only the servers can tell is found when they are first
+// reached, and from then on every operation fails with it: rejected
+// credentials or permissions (ErrConfig), and two addresses that reach the
+// same server (ErrDuplicateNode: it would count twice in a quorum; the
+// servers' run_ids are compared before any reply of theirs is counted).
+// Client.Doctor checks all of it at once.
 func New(addresses []string, options Options) (*Client, error) {
 	options, err := options.withDefaults()
 	if err != nil {
@@ -72,6 +76,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	connOptions := options.connOptions()
 	connOptions.Scripts = allScripts
 	connOptions.OnConnect = c.recordRunID
+	connOptions.OnUnfinished = c.reportUnfinished
 	c.group, err = mux.New(addresses, connOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
@@ -84,18 +89,6 @@ func New(addresses []string, options Options) (*Client, error) {
 				return nil, fmt.Errorf("%w: %s is given twice", ErrDuplicateNode, c.addresses[i])
 			}
 		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), options.DialTimeout)
-	defer cancel()
-	for i, err := range c.group.Connect(ctx) {
-		if errors.Is(err, conn.ErrAuth) {
-			c.group.Close()
-			return nil, fmt.Errorf("%w: node %s: %w", ErrConfig, c.addresses[i], err)
-		}
-	}
-	if err := c.misconfigured(); err != nil {
-		c.group.Close()
-		return nil, err
 	}
 	return c, nil
 }
@@ -187,13 +180,33 @@ func (c *Client) Addresses() []string {
 // matches ErrLockLost and ErrClosed. Holds that were not unlocked stay on
 // the nodes until their TTL ends. Methods called after Close return
 // ErrClosed.
+//
+// Releases still in flight when Close is called (an Unlock that returned
+// on a quorum while a slower node had not answered yet) are given up to
+// one node timeout to be answered; those that could not be confirmed are
+// reported to the observer (OnNodeError, matching ErrReleaseUnconfirmed),
+// and Close returns an error matching ErrReleaseUnconfirmed. Their keys
+// end with their TTL.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	c.renewer.close()
 	c.notifier.close()
-	return c.group.Close()
+	if err := c.group.Close(); err != nil {
+		return fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, err)
+	}
+	return nil
+}
+
+// reportUnfinished tells the observer of a release that the transport
+// could not finish on a node: its key there ends with its TTL.
+func (c *Client) reportUnfinished(address string, unfinished conn.Unfinished) {
+	c.stats.recordNodeError(OutcomeTimeout)
+	if observer := c.options.Observer; observer != nil {
+		observer.OnNodeError(NodeErrorEvent{Key: unfinished.Label, Operation: OperationUnlock, Address: address,
+			Outcome: OutcomeTimeout, Err: fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, unfinished.Err)})
+	}
 }
 
 // connOptions returns the options of a connection to a node: credentials,

@@ -13,8 +13,9 @@ import (
 )
 
 // F27: rejected credentials and missing permissions are configuration
-// errors, reported by New at once.
-func TestAuthenticationErrorsFailNew(t *testing.T) {
+// errors, reported by the first lock at once, without retrying. New does
+// not dial, so it cannot know them.
+func TestAuthenticationErrorsFailTheFirstLock(t *testing.T) {
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{
 		Password: "secret",
@@ -31,9 +32,16 @@ func TestAuthenticationErrorsFailNew(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			_, err := New([]string{test.address}, test.options)
+			client, err := New([]string{test.address}, test.options)
+			require.NoError(t, err)
+			defer client.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			err = client.NewMutex("k", MutexOptions{}).Lock(ctx)
 			require.ErrorIs(t, err, ErrConfig)
+			assert.ErrorIs(t, err, ErrQuorumUnreachable)
 			assert.NotContains(t, err.Error(), "secret")
+			assert.NoError(t, ctx.Err(), "Lock did not retry until its context ended")
 		})
 	}
 	client, err := New([]string{server.Addr()}, Options{Password: "secret"})

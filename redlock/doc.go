@@ -64,8 +64,11 @@
 // A Client and its Mutexes are safe for concurrent use. A goroutine that
 // locks a Mutex held by another goroutine of the same process waits locally,
 // without network traffic, and takes its turn when the Mutex is unlocked.
-// A Client owns the goroutines it starts (connection readers, renewals,
-// shared subscriptions) and Client.Close waits for them. An Observer is
+// A Client owns the goroutines it starts (dials, the finishers of releases
+// in flight, renewals, shared subscriptions) and Client.Close waits for
+// them. A context bounds its caller's wait and nothing else: when it ends,
+// the call returns at once with the context's error, and the commands it
+// sent go on without it on connections that other goroutines share. An Observer is
 // called synchronously on the goroutine of the operation it reports, so it
 // must be fast and safe for concurrent use. A Clock must be safe for
 // concurrent use.
@@ -81,7 +84,10 @@
 // server errors and timeouts behind it. When too many nodes failed for a
 // quorum to be possible, the error also matches ErrQuorumUnreachable and is
 // returned at once instead of being retried. Errors caused by the context
-// still match context.Canceled or context.DeadlineExceeded. ErrConfig marks
+// still match context.Canceled or context.DeadlineExceeded.
+// ErrReleaseUnconfirmed marks a release that a node never confirmed after
+// Unlock had returned (reported to the Observer, and by Client.Close).
+// ErrConfig marks
 // answers that retrying cannot fix (NOAUTH, WRONGPASS, NOPERM, WRONGTYPE,
 // READONLY, cluster redirects), ErrDuplicateNode two addresses that reach one
 // server, ErrInvalidOptions options that cannot be used, and ErrClosed calls

@@ -157,7 +157,8 @@ func (r NodeReport) Severity() Severity {
 // Doctor reads INFO and, where INFO does not tell, CONFIG GET; a node that
 // refuses CONFIG gets a warning rather than a failure. It returns one
 // NodeReport per node, in the order of Client.Addresses, and an error only
-// for invalid options or a closed Client.
+// for invalid options, a closed Client, or a context that ended before the
+// checks did (the reports then hold what was found so far).
 func (c *Client) Doctor(ctx context.Context, options DoctorOptions) ([]NodeReport, error) {
 	options, err := options.withDefaults()
 	if err != nil {
@@ -166,7 +167,11 @@ func (c *Client) Doctor(ctx context.Context, options DoctorOptions) ([]NodeRepor
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	return diagnose(ctx, c.group, c.addresses, options), nil
+	reports := diagnose(ctx, c.group, c.addresses, options)
+	if ctx.Err() != nil {
+		return reports, fmt.Errorf("redlock: doctor: the checks were cut short: %w", context.Cause(ctx))
+	}
+	return reports, nil
 }
 
 // Doctor runs the checks of Client.Doctor on the servers at addresses

@@ -111,8 +111,11 @@ func TestDoctorDuplicateAddressFails(t *testing.T) {
 		t.Skip("miniredis reports no run_id")
 	}
 	port := strconv.Itoa(server.Port())
-	_, err := redlock.New([]string{server.Addr(), "localhost:" + port}, redlock.Options{})
-	require.ErrorIs(t, err, redlock.ErrDuplicateNode, "New refuses what Doctor must still explain")
+	client, err := redlock.New([]string{server.Addr(), "localhost:" + port}, redlock.Options{})
+	require.NoError(t, err)
+	err = client.NewMutex("k", redlock.MutexOptions{}).Lock(context.Background())
+	require.ErrorIs(t, err, redlock.ErrDuplicateNode, "the client refuses what Doctor must still explain")
+	client.Close()
 
 	tests := []struct {
 		name      string

@@ -24,6 +24,14 @@ var (
 	// Client, that was closed.
 	ErrClosed = errors.New("redlock: client closed")
 
+	// ErrReleaseUnconfirmed is matched by the node errors reported for a
+	// release that the transport kept sending after Unlock returned (a node
+	// that was slow, stalled or reconnecting) and could not confirm before
+	// its key's TTL certainly ended or the Client was closed; and by the
+	// error of Close when there were any. The key on that node ends with
+	// its TTL.
+	ErrReleaseUnconfirmed = errors.New("redlock: release not confirmed by a node")
+
 	// ErrQuorumUnreachable is matched when so many nodes failed (errors,
 	// timeouts, connections down) that a quorum was not possible, whatever
 	// the remaining nodes answered. A *QuorumError with that outcome matches

@@ -3,15 +3,14 @@ package redlock
 import (
 	"context"
 
-	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/resp"
 )
 
 // The scripts of fencing.
 var (
-	acquireFencedLua = conn.NewScript(acquireFencedScript)
-	commitFenceLua   = conn.NewScript(commitFenceScript)
-	fencedSetLua     = conn.NewScript(fencedSetScript)
+	acquireFencedLua = newScript(acquireFencedScript)
+	commitFenceLua   = newScript(commitFenceScript)
+	fencedSetLua     = newScript(fencedSetScript)
 )
 
 // fenceKeySuffix ends the key of a resource's fencing counter, which
@@ -75,7 +74,9 @@ func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 	}
 	m.commitTally.reset(OperationLock, m.client.need)
 	m.commitTally.commit = true
-	m.client.group.Send(m.round, m.roundDeadline(ctx))
-	m.client.group.Wait(m.round, &m.commitTally)
+	m.client.group.Send(m.round, m.roundDeadline())
+	if m.client.group.Wait(ctx, m.round, &m.commitTally) != nil {
+		return fence, false
+	}
 	return fence, m.commitTally.got >= m.client.need
 }

@@ -42,11 +42,18 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	clock := c.options.Clock
 	start := clock.Now()
-	m.buildScript(&m.round.Calls[0], releaseLua, -1)
+	// EVAL, not EVALSHA: the release is carried to completion by the
+	// transport, even when nobody waits for it, and nobody would be there
+	// to answer NOSCRIPT.
+	call := &m.round.Calls[0]
+	call.SetEval(releaseLua, len(m.keys), 1)
+	call.Command = m.appendKeys(call.Command)
+	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
+	m.carryRelease(m.round)
 	m.round.SetAll()
 	m.tally.reset(OperationUnlock, c.need)
-	c.group.Send(m.round, m.roundDeadline(ctx))
-	c.group.Wait(m.round, &m.tally)
+	c.group.Send(m.round, m.roundDeadline())
+	waitErr := c.group.Wait(ctx, m.round, &m.tally)
 	elapsed := clock.Now().Sub(start)
 	if m.tally.got > 0 {
 		c.notifier.released(m, m.tokenBytes[:m.tokenSize])
@@ -57,6 +64,8 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	switch {
 	case !start.Before(until):
 		err = fmt.Errorf("%w: the validity of %q ended %v before the unlock", ErrLockLost, m.key, start.Sub(until))
+	case waitErr != nil:
+		err = fmt.Errorf("redlock: unlock %q: %w: the release goes on unconfirmed: %w", m.key, waitErr, m.tally.quorumError(m.key, c.addresses, elapsed))
 	case m.tally.got < c.need:
 		err = m.tally.quorumError(m.key, c.addresses, elapsed)
 	}
@@ -86,13 +95,16 @@ func (m *Mutex) Extend(ctx context.Context) error {
 	m.sending.RLock()
 	extension, err := m.prepareExtension(s.round, &s.tally, &s.token, currentHold)
 	if err == nil {
-		m.client.group.Send(s.round, m.roundDeadline(ctx))
+		m.client.group.Send(s.round, m.roundDeadline())
 	}
 	m.sending.RUnlock()
 	if err != nil {
 		return err
 	}
-	m.client.group.Wait(s.round, &s.tally)
+	if waitErr := m.client.group.Wait(ctx, s.round, &s.tally); waitErr != nil {
+		err := m.applyExtension(ctx, extension, s.round, &s.tally, false)
+		return fmt.Errorf("redlock: extend %q: %w: %w", m.key, waitErr, err)
+	}
 	return m.applyExtension(ctx, extension, s.round, &s.tally, false)
 }
 
@@ -158,6 +170,10 @@ func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Roun
 
 	var err error
 	switch {
+	case c.misconfigured() != nil:
+		// A node that connected during the round may have shown that two
+		// addresses reach one server: the count cannot be trusted.
+		err = c.misconfigured()
 	case tally.got >= c.need && end.Before(e.until) && remaining > 0:
 		// A release of this hold is queued behind the repair on every
 		// node, so the repair cannot bring back a key it removed.
@@ -216,7 +232,7 @@ func (m *Mutex) repair(ctx context.Context, e extension, round *mux.Round, tally
 			round.Calls[i].Reset()
 		}
 	}
-	m.client.group.Send(round, m.roundDeadline(context.WithoutCancel(ctx)))
+	m.client.group.Send(round, m.roundDeadline())
 	m.client.group.Discard(round)
 }
 
@@ -249,7 +265,7 @@ func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
 	e, err := m.prepareExtension(r.round, &r.tally, &r.token, generation)
 	if err == nil {
 		r.extension = e
-		m.client.group.Send(r.round, m.roundDeadline(ctx))
+		m.client.group.Send(r.round, m.roundDeadline())
 	}
 	m.sending.RUnlock()
 	switch {
@@ -273,7 +289,7 @@ func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
 // so that its holder stops in time.
 func (m *Mutex) finishRenewal(generation uint64) {
 	r := &m.renewal
-	m.client.group.Wait(r.round, &r.tally)
+	m.client.group.Wait(context.Background(), r.round, &r.tally)
 	err := m.applyExtension(context.Background(), r.extension, r.round, &r.tally, true)
 	c := m.client
 	now := c.options.Clock.Now()

@@ -79,10 +79,7 @@ func (c *Client) Status(ctx context.Context, key string) (LockStatus, error) {
 	if c.closed.Load() {
 		return LockStatus{}, ErrClosed
 	}
-	ctx, cancel := withInspectTimeout(ctx)
-	defer cancel()
-	deadline, _ := ctx.Deadline()
-
+	deadline := time.Now().Add(inspectTimeout)
 	values, ttls, fences := c.group.NewRound(), c.group.NewRound(), c.group.NewRound()
 	values.Calls[0].Command = resp.AppendCommand(nil, "GET", key)
 	values.SetAll()
@@ -94,7 +91,9 @@ func (c *Client) Status(ctx context.Context, key string) (LockStatus, error) {
 		c.group.Send(round, deadline)
 	}
 	for _, round := range []*mux.Round{values, ttls, fences} {
-		c.group.Wait(round, nil)
+		if err := c.group.Wait(ctx, round, nil); err != nil {
+			return LockStatus{}, fmt.Errorf("redlock: status %q: %w", key, err)
+		}
 	}
 
 	status := LockStatus{Key: key, Nodes: make([]NodeLock, len(c.addresses)), Need: c.need}
@@ -260,9 +259,7 @@ func scanStep(ctx context.Context, node *conn.Conn, call *conn.Call) (string, []
 // readTTLs sends PTTL for every key in one pipeline and returns the keys
 // that still exist with their TTLs.
 func readTTLs(ctx context.Context, node *conn.Conn, keys []string) ([]KeyTTL, error) {
-	stepContext, cancel := withInspectTimeout(ctx)
-	defer cancel()
-	deadline, _ := stepContext.Deadline()
+	deadline := time.Now().Add(inspectTimeout)
 	calls := make([]conn.Call, len(keys))
 	for i, key := range keys {
 		calls[i].Command = resp.AppendCommand(nil, "PTTL", key)
@@ -272,7 +269,7 @@ func readTTLs(ctx context.Context, node *conn.Conn, keys []string) ([]KeyTTL, er
 	found := make([]KeyTTL, 0, len(keys))
 	for i, key := range keys {
 		call := &calls[i]
-		node.Wait(call)
+		node.Wait(ctx, call)
 		switch {
 		case firstError != nil:
 		case call.Err != nil:

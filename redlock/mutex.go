@@ -315,13 +315,29 @@ func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool) error {
 }
 
 // roundDeadline is when the nodes' replies are due: one node timeout from
-// now, or the context's deadline if that is earlier.
-func (m *Mutex) roundDeadline(ctx context.Context) time.Time {
-	deadline := time.Now().Add(m.client.options.NodeTimeout)
-	if contextDeadline, ok := ctx.Deadline(); ok && contextDeadline.Before(deadline) {
-		return contextDeadline
-	}
-	return deadline
+// now. It is the nodes' deadline, never the caller's: a caller whose
+// context ends sooner stops waiting (mux.Group.Wait), and the connections
+// it shares with others go on.
+func (m *Mutex) roundDeadline() time.Time {
+	return time.Now().Add(m.client.options.NodeTimeout)
+}
+
+// releaseCarriedUntil is when a release sent now stops mattering on a node
+// that has not answered it: every command that could have set or extended
+// the keys before it was sent has run, or never will, by one node timeout
+// after it (the connection fails then, see conn.Call.Carry), and their TTL
+// has passed a TTL and the drift allowance later.
+func (m *Mutex) releaseCarriedUntil() time.Time {
+	c := m.client
+	return time.Now().Add(m.options.TTL + drift(m.options.TTL, c.options.DriftFactor) + c.options.NodeTimeout)
+}
+
+// carryRelease marks the release written into the first call of round as
+// carried (conn.Call.Carry): it is finished by the transport, whoever
+// waits for it, and sent again after a reconnection.
+func (m *Mutex) carryRelease(round *mux.Round) {
+	call := &round.Calls[0]
+	call.Carry, call.CarryUntil, call.Label = true, m.releaseCarriedUntil(), m.key
 }
 
 // attempt runs one acquisition: one round, two with fencing, and a
@@ -354,17 +370,21 @@ func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
 	}
 	m.tally.reset(OperationLock, c.need)
 	m.tally.fenced = m.options.Fencing
-	c.group.Send(m.round, m.roundDeadline(ctx))
-	c.group.Wait(m.round, &m.tally)
+	c.group.Send(m.round, m.roundDeadline())
+	waitErr := c.group.Wait(ctx, m.round, &m.tally)
 	var fence int64
 	committed := true
-	if m.options.Fencing && m.tally.got >= c.need {
+	if m.options.Fencing && m.tally.got >= c.need && waitErr == nil {
 		fence, committed = m.commitFence(ctx)
 	}
 	end := clock.Now()
 	elapsed := end.Sub(start)
 	remaining := validity(m.options.TTL, elapsed, c.options.DriftFactor)
-	acquired := m.tally.got >= c.need && committed && remaining > 0
+	// A node that connected during the round may have shown that two
+	// addresses reach one server (its OnConnect ran before it carried the
+	// round's command): then the count cannot be trusted.
+	misconfigured := c.misconfigured()
+	acquired := m.tally.got >= c.need && committed && remaining > 0 && waitErr == nil && misconfigured == nil
 	c.stats.recordAcquire(elapsed, acquired)
 	m.reportNodeErrors()
 	if acquired {
@@ -377,10 +397,17 @@ func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
 		}
 		return elapsed, nil
 	}
-	m.releaseAfterFailure(ctx)
+	m.releaseAfterFailure()
+	if misconfigured != nil {
+		return elapsed, misconfigured
+	}
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed,
 			Err: m.tally.quorumError(m.key, c.addresses, elapsed)})
+	}
+	if ctx.Err() != nil {
+		// The caller stopped waiting: its error says so first.
+		return elapsed, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), m.tally.quorumError(m.key, c.addresses, elapsed))
 	}
 	return elapsed, errAttemptFailed
 }
@@ -423,8 +450,9 @@ func (m *Mutex) buildAcquire() {
 // releaseAfterFailure sends the release to every node that may hold the key
 // after a failed attempt, without waiting for the replies: a node whose
 // SET timed out may still apply it, and the release, queued behind it on
-// the same connection, removes it.
-func (m *Mutex) releaseAfterFailure(ctx context.Context) {
+// the same connection, removes it. The release is carried: the transport
+// finishes it (see conn.Call.Carry).
+func (m *Mutex) releaseAfterFailure() {
 	needed := false
 	for i := range m.round.Calls {
 		if m.tally.mayHoldKey(i) {
@@ -442,13 +470,14 @@ func (m *Mutex) releaseAfterFailure(ctx context.Context) {
 	call.Command = m.appendKeys(call.Command)
 	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
 	call.Command = resp.AppendBulkString(call.Command, "quiet")
+	m.carryRelease(m.round)
 	m.round.SetAll()
 	for i := range m.round.Calls {
 		if !m.tally.mayHoldKey(i) {
 			m.round.Calls[i].Reset()
 		}
 	}
-	m.client.group.Send(m.round, m.roundDeadline(context.WithoutCancel(ctx)))
+	m.client.group.Send(m.round, m.roundDeadline())
 	m.client.group.Discard(m.round)
 }
 

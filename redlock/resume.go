@@ -19,12 +19,12 @@ func (m *Mutex) resume(ctx context.Context) (time.Duration, bool) {
 	m.buildScript(&m.round.Calls[0], checkLua, -1)
 	m.round.SetAll()
 	m.tally.reset(OperationResume, c.need)
-	c.group.Send(m.round, m.roundDeadline(ctx))
-	c.group.Wait(m.round, &m.tally)
+	c.group.Send(m.round, m.roundDeadline())
+	waitErr := c.group.Wait(ctx, m.round, &m.tally)
 	end := clock.Now()
 	elapsed := end.Sub(start)
 	m.reportNodeErrors()
-	if m.tally.got < c.need {
+	if m.tally.got < c.need || waitErr != nil || c.misconfigured() != nil {
 		return elapsed, false
 	}
 	remaining := m.remainingTTLs[:0]

@@ -199,14 +199,21 @@ func TestD12ValidityAfterRetries(t *testing.T) {
 }
 
 // D14: two addresses that reach the same server are refused: it would
-// count twice in a quorum (RELIABILITY.md F29).
+// count twice in a quorum (RELIABILITY.md F29). The run_ids are compared
+// as the nodes connect, before any of their replies is counted, so the
+// very first lock fails, and so does every operation after it.
 func TestD14DuplicateNodeIsDetected(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startCluster(t, 2, redistest.Options{})
 	alias := "redis://localhost:" + nodes.addresses[0][len("127.0.0.1:"):]
-	_, err := New([]string{nodes.addresses[0], nodes.addresses[1], alias}, Options{})
+	client, err := New([]string{nodes.addresses[0], nodes.addresses[1], alias}, Options{})
+	require.NoError(t, err, "New does not dial")
+	defer client.Close()
+	m := client.NewMutex("k", MutexOptions{})
+	err = m.Lock(context.Background())
 	require.ErrorIs(t, err, ErrDuplicateNode)
 	assert.Contains(t, err.Error(), nodes.addresses[0])
+	assert.ErrorIs(t, m.TryLock(context.Background()), ErrDuplicateNode)
 	_, err = New([]string{nodes.addresses[0], nodes.addresses[1], "redis://" + nodes.addresses[0]}, Options{})
 	require.ErrorIs(t, err, ErrDuplicateNode, "the same address in another form")
 }

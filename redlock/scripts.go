@@ -1,6 +1,11 @@
 package redlock
 
-import _ "embed"
+import (
+	_ "embed"
+	"strings"
+
+	"github.com/lockmux/lockmux/conn"
+)
 
 // The Lua scripts run on the nodes. Each takes the lock keys as KEYS (the
 // Mutex's key first, then MutexOptions.Keys) and the token as ARGV[1]. They
@@ -98,3 +103,16 @@ const (
 	// checkHeld means a key holds another token.
 	checkHeld = -3
 )
+
+// newScript returns the script for a Lua source without its comment lines:
+// the files keep their explanations, and the nodes get only the code, which
+// a release sends whole with every EVAL.
+func newScript(source string) *conn.Script {
+	var code strings.Builder
+	for line := range strings.Lines(source) {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			code.WriteString(line)
+		}
+	}
+	return conn.NewScript(code.String())
+}

@@ -32,12 +32,19 @@ func startCluster(t testing.TB, n int, options redistest.Options) *cluster {
 	return c
 }
 
-// client returns a Client over the cluster, closed when the test ends.
+// client returns a Client over the cluster, closed when the test ends,
+// with its connections up: the scenarios that stop a node count on
+// commands reaching it before it stops.
 func (c *cluster) client(t testing.TB, options Options) *Client {
 	t.Helper()
 	client, err := New(c.addresses, options)
 	require.NoError(t, err)
 	t.Cleanup(func() { client.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i, err := range client.group.Connect(ctx) {
+		require.NoError(t, err, "node %d", i)
+	}
 	return client
 }
 

@@ -89,7 +89,11 @@ func (t *tally) classify(call *conn.Call) (Outcome, error, bool) {
 		case call.Abandoned():
 			return OutcomeTimeout, errNotAwaited, false
 		case errors.Is(call.Err, conn.ErrNotConnected):
-			return OutcomeNotSent, call.Err, errors.Is(call.Err, conn.ErrAuth)
+			if errors.Is(call.Err, conn.ErrAuth) {
+				// Rejected credentials or permissions: retrying cannot help.
+				return OutcomeNotSent, fmt.Errorf("%w: %w", ErrConfig, call.Err), true
+			}
+			return OutcomeNotSent, call.Err, false
 		case errors.Is(call.Err, os.ErrDeadlineExceeded):
 			return OutcomeTimeout, call.Err, false
 		}
