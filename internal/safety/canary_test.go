@@ -115,7 +115,7 @@ func (k *canaryKit) healAll() {
 func (k *canaryKit) acquire(i int, timeout time.Duration) *holding {
 	end := time.Now().Add(timeout)
 	for time.Now().Before(end) {
-		h, err := k.workers[i].acquire(context.Background(), k.mutexes[i], time.Until(end), k.mutexes[i].Lock)
+		h, err := k.workers[i].acquire(context.Background(), k.mutexes[i], time.Until(end), false)
 		require.NoError(k.t, err)
 		if h != nil {
 			return h
@@ -230,7 +230,7 @@ func (k *canaryKit) drift(rate float64) {
 		time.Sleep(time.Until(until.Add(-k.ttl / 5)))
 		m := k.mutexes[1]
 		for time.Now().Before(until.Add(300 * time.Millisecond)) {
-			second, secondErr = k.workers[1].acquire(context.Background(), m, 100*time.Millisecond, m.TryLock)
+			second, secondErr = k.workers[1].acquire(context.Background(), m, 100*time.Millisecond, true)
 			if second != nil || secondErr != nil {
 				break
 			}

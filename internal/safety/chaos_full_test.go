@@ -12,14 +12,16 @@ const fullChaos = true
 
 // TestChaos is the full chaos run of RELIABILITY.md §8.4, about two
 // minutes on two cores: go test -tags chaos -run Chaos -count=1
-// ./internal/safety/. Phase A injects the faults that must be survived and
-// allows no violation; phase B stops worker processes inside their
-// critical section and requires fencing to refuse every stale write;
-// phase C runs the documented-unsafe canaries and requires the checker to
-// detect each; then liveness (C5) and hygiene (C6) after healing.
+// ./internal/safety/. Phase A injects the faults that must be survived,
+// while one goroutine of each in-process client makes some of its calls
+// with contexts of 2 ms or less, and allows no violation; phase B stops
+// worker processes inside their critical section and requires fencing to
+// refuse every stale write; phase C runs the documented-unsafe canaries
+// and requires the checker to detect each; then liveness (C5) and hygiene
+// (C6) after healing.
 func TestChaos(t *testing.T) {
 	p := profile{ttl: time.Second, keys: 4, localClients: 4, localGoroutines: 3, processes: 4, processGoroutines: 2,
-		longChance: 0.02, warmup: 5 * time.Second, phaseA: 40 * time.Second, faults: mustSurvive,
+		longChance: 0.02, impatient: 1, warmup: 5 * time.Second, phaseA: 40 * time.Second, faults: mustSurvive,
 		phaseB: 35 * time.Second, canaries: 3, latencyLimit: 100 * time.Millisecond, minStaleWritesRefused: 5}
 	if raceEnabled {
 		p.ttl, p.localGoroutines, p.processGoroutines, p.latencyLimit = 2*time.Second, 2, 1, 250*time.Millisecond

@@ -50,8 +50,10 @@ type profile struct {
 	processes             int // worker processes (phase B pauses them)
 	processGoroutines     int
 	longChance            float64
+	impatient             int // goroutines of each in-process client with short contexts in phase A
 	warmup, phaseA        time.Duration
 	faults                []fault
+	firstFaults           []fault // injected first in phase A, in this order, then faults
 	phaseB                time.Duration
 	canaries              int // repetitions of each canary of phase C; 0 skips phase C
 	latencyLimit          time.Duration
@@ -62,7 +64,10 @@ type profile struct {
 type runFigures struct {
 	seed                                         uint64
 	holds, faults, canaryViolations, staleWrites int
-	duration                                     time.Duration
+	// shortCalls counts the calls with short contexts, and contextErrors
+	// those that ended with a context error.
+	shortCalls, contextErrors int
+	duration                  time.Duration
 }
 
 // runChaos runs the chaos workload with profile p and checks its history.
@@ -81,6 +86,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 	}
 	c := startCluster(t, clusterOptions{nodes: 5, shim: shim})
 	rec := safety.NewRecorder()
+	rec.SetPhase(safety.PhaseWarmup)
 	socketDir, err := os.MkdirTemp("", "safety")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(socketDir) })
@@ -104,6 +110,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 		links = append(links, proxies)
 		config := base
 		config.Name, config.Goroutines, config.Addresses, config.Seed = fmt.Sprintf("local%d", i+1), p.localGoroutines, proxyAddresses(proxies), rng.Uint64()
+		config.Impatient = p.impatient
 		local = append(local, config)
 	}
 	var remote []workerConfig
@@ -159,7 +166,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 
 	// Phase A: faults that must be survived.
 	phaseAStart := rec.SetPhase(safety.PhaseRun)
-	n.mustSurvivePhase(p.faults, p.phaseA)
+	n.mustSurvivePhase(p.firstFaults, p.faults, p.phaseA)
 	phaseAEnd := safety.Now()
 
 	// Phase B: client pauses.
@@ -274,6 +281,20 @@ func runChaos(t *testing.T, p profile) runFigures {
 		assert.Equal(t, kit.runs, len(report.CanaryViolations), "canaries run and checked")
 	}
 
+	// Callers with short contexts: both kinds of context error seen, and
+	// every call that its context ended failed with the context's error.
+	short := countShortCalls(history)
+	t.Logf("short contexts: %s", short)
+	if p.impatient > 0 {
+		assert.Positive(t, short.calls, "no call had a short context")
+		assert.Positive(t, short.deadline, "no call with a short context ended with context.DeadlineExceeded")
+		assert.Positive(t, short.canceled, "no call with a short context ended with context.Canceled")
+		if len(short.unmatched) > 0 {
+			t.Errorf("%d of the %d calls that their context ended returned an error that does not match the context's error (%s); the first:\n%s",
+				len(short.unmatched), short.ended, countsText(short.unmatchedBy), strings.Join(short.unmatched[:min(len(short.unmatched), 10)], "\n"))
+		}
+	}
+
 	// C5 (c): attempt latency without faults.
 	latencies := observer.latencies()
 	p99 := safety.Percentile(latencies, 0.99)
@@ -291,10 +312,11 @@ func runChaos(t *testing.T, p profile) runFigures {
 	}
 
 	figures := runFigures{seed: seed, holds: report.Holds, faults: n.faults + kit.runsOrZero(),
-		canaryViolations: canaryViolations, staleWrites: staleWrites, duration: time.Since(started)}
-	summary := fmt.Sprintf("chaos run: seed %d, holds %d, faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, duration %v",
+		canaryViolations: canaryViolations, staleWrites: staleWrites,
+		shortCalls: short.calls, contextErrors: short.deadline + short.canceled, duration: time.Since(started)}
+	summary := fmt.Sprintf("chaos run: seed %d, holds %d, faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, calls with short contexts %d, of which ended with a context error %d, duration %v",
 		figures.seed, figures.holds, figures.faults, faultCounts(n.counts, kit), figures.canaryViolations, figures.staleWrites,
-		len(report.Stale), report.WritesRejected, figures.duration.Round(time.Second))
+		len(report.Stale), report.WritesRejected, figures.shortCalls, figures.contextErrors, figures.duration.Round(time.Second))
 	t.Log(summary)
 	for _, f := range report.Fences {
 		t.Logf("C2 (expected %q): %s", f.Expected, f)
@@ -376,10 +398,14 @@ func dumpOnFailure(t *testing.T, seed uint64, rec *safety.Recorder, c *cluster) 
 }
 
 // smokeProfile is the chaos run of the plain test command: phase A only,
-// 2 keys, 8 workers, fewer faults, about 20 seconds.
+// 2 keys, 8 workers (one per client with short contexts), fewer faults,
+// about 20 seconds. Its phase A has time for five to seven faults, not
+// all eight of its list: F24 comes first, so that a SCRIPT FLUSH meets the
+// callers with short contexts in every run.
 func smokeProfile() profile {
-	p := profile{ttl: time.Second, keys: 2, localClients: 4, localGoroutines: 2, longChance: 0.02,
-		warmup: 2 * time.Second, phaseA: 12 * time.Second, faults: smokeFaults, latencyLimit: 100 * time.Millisecond}
+	p := profile{ttl: time.Second, keys: 2, localClients: 4, localGoroutines: 2, longChance: 0.02, impatient: 1,
+		warmup: 2 * time.Second, phaseA: 12 * time.Second, faults: smokeFaults, firstFaults: []fault{scriptFlush},
+		latencyLimit: 100 * time.Millisecond}
 	if raceEnabled {
 		p.ttl, p.latencyLimit = 2*time.Second, 250*time.Millisecond
 	}

@@ -10,9 +10,9 @@ type Kind string
 // KindReleaseLost, KindReleaseError). KindExtendCall and its results, and
 // KindLost, may come between KindEnter and KindExit.
 const (
-	// KindAcquireCall: the worker is about to call Lock for Hold, a name
-	// it picks for the hold it may get. At is the worker's clock before
-	// the call and TTL the lock's TTL.
+	// KindAcquireCall: the worker is about to call Lock (or TryLock, as
+	// What says) for Hold, a name it picks for the hold it may get. At is
+	// the worker's clock before the call and TTL the lock's TTL.
 	KindAcquireCall Kind = "acq_call"
 	// KindAcquireOK: Lock returned a hold. Hold, Token, Fence and Deadline
 	// describe it; At is the worker's clock when Lock returned.
@@ -60,6 +60,10 @@ const (
 	KindReleaseLost Kind = "rel_lost"
 	// KindReleaseError: Unlock failed otherwise.
 	KindReleaseError Kind = "rel_err"
+	// KindReleaseInfo: Unlock was ended by its context (see EndedBy): the
+	// release's outcome is unknown, and the hold's keys may live on the
+	// nodes until its validity, Deadline, ends.
+	KindReleaseInfo Kind = "rel_info"
 	// KindNemesis: a fault starts. What describes it; Worker names the
 	// paused process for a client pause, Node the node when there is one.
 	KindNemesis Kind = "nemesis"
@@ -123,10 +127,26 @@ type Event struct {
 	Latency int64 `json:"lat,omitempty"`
 	// Node names the node a nemesis event is about.
 	Node string `json:"node,omitempty"`
-	// What describes a nemesis, phase or canary event.
+	// What describes a nemesis, phase or canary event, and names the
+	// method of a KindAcquireCall: "Lock" or "TryLock".
 	What string `json:"what,omitempty"`
 	// Err is the error text of a failed step.
 	Err string `json:"err,omitempty"`
+	// Context describes, on KindAcquireCall, KindExtendCall and
+	// KindReleaseCall, the short context of an impatient caller: "deadline
+	// 640µs", "cancel after 1.2ms" or "cancel at once". It is empty when
+	// the call has the worker's usual context, of a second or more.
+	Context string `json:"ctx,omitempty"`
+	// EndedBy is, on the result of a call with a short Context, the
+	// context's error when the context ended the call: the call failed
+	// after its context ended, and its error is a context error or says
+	// that it stopped waiting for a node. The call's error should then
+	// match it, as ContextErr tells.
+	EndedBy string `json:"ended_by,omitempty"`
+	// ContextErr is, on the result of a call with a short Context, the
+	// context error that the call's error matches through errors.Is, as
+	// text: "context deadline exceeded" or "context canceled".
+	ContextErr string `json:"ctx_err,omitempty"`
 }
 
 // Phase is the stage of a run, which workers learn from every
@@ -136,8 +156,12 @@ type Phase string
 // The phases of a run.
 const (
 	// PhaseRun: workers lock, work and unlock. Phase A of the chaos run
-	// and the warm-up use it.
+	// uses it, and so do runs without phases.
 	PhaseRun Phase = "run"
+	// PhaseWarmup: as PhaseRun, but impatient workers make every call with
+	// their usual context: the warm-up of the chaos run measures the
+	// latency of acquisitions without faults (C5 c).
+	PhaseWarmup Phase = "warmup"
 	// PhasePause: as PhaseRun, but the workers of other processes keep
 	// working without looking at Done for a while inside the critical
 	// section, so that a pause lands there (phase B).

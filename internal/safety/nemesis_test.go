@@ -51,9 +51,13 @@ var mustSurvive = []fault{
 	{"F20 OOM", (*nemesis).outOfMemory},
 	{"F22 LOADING", (*nemesis).loading},
 	{"F23 BUSY", (*nemesis).busy},
-	{"F24 SCRIPT FLUSH", (*nemesis).scriptFlush},
+	scriptFlush,
 	{"F28 active expiry off", (*nemesis).activeExpiryOff},
 }
+
+// scriptFlush is F24: EVALSHA then answers NOSCRIPT, and the library
+// sends the script again in the same round.
+var scriptFlush = fault{"F24 SCRIPT FLUSH", (*nemesis).scriptFlush}
 
 // smokeFaults are the cheaper faults of the smoke run.
 var smokeFaults = []fault{mustSurvive[0], mustSurvive[2], mustSurvive[4], mustSurvive[5], mustSurvive[6],
@@ -311,14 +315,18 @@ func (n *nemesis) activeExpiryOff() {
 	n.heal(what, i)
 }
 
-// mustSurvivePhase injects faults from list, in a seeded order that goes
-// through the whole list before repeating, with a short gap after each,
-// until duration has passed.
-func (n *nemesis) mustSurvivePhase(list []fault, duration time.Duration) {
+// mustSurvivePhase injects the faults of first, in order, then faults
+// from list, in a seeded order that goes through the whole list before
+// repeating, with a short gap after each, until duration has passed.
+func (n *nemesis) mustSurvivePhase(first, list []fault, duration time.Duration) {
 	end := time.Now().Add(duration)
 	order := n.rng.Perm(len(list))
 	for k := 0; time.Now().Before(end) && !n.t.Failed(); k++ {
-		list[order[k%len(order)]].inject(n)
+		if k < len(first) {
+			first[k].inject(n)
+		} else {
+			list[order[(k-len(first))%len(order)]].inject(n)
+		}
 		time.Sleep(n.uniform(500*time.Millisecond, time.Second))
 	}
 }

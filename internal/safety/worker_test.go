@@ -51,6 +51,10 @@ type workerConfig struct {
 	// LongChance is the probability of a long critical section (1.5 s,
 	// with an explicit Extend in the middle) that exercises renewal.
 	LongChance float64
+	// Impatient is the number of the process's goroutines, the first ones,
+	// that make some of their calls with short contexts in phase A (see
+	// nextContext).
+	Impatient int
 	// Remote is set for a worker process: in PhasePause its critical
 	// section works for a while without looking at Done, so that a
 	// SIGSTOP lands between the check of validity and the write.
@@ -120,6 +124,7 @@ func runWorkers(ctx context.Context, config workerConfig, sink safety.Sink, obse
 	for g := range config.Goroutines {
 		w := newWorker(&config, fmt.Sprintf("%s.g%d", config.Name, g), client, resource, sink)
 		w.rng = rand.New(rand.NewPCG(config.Seed, uint64(g)))
+		w.impatient = g < config.Impatient
 		wait.Go(func() { errs[g] = w.run(ctx) })
 	}
 	wait.Wait()
@@ -140,6 +145,9 @@ type worker struct {
 	phase    safety.Phase
 	holds    int
 	call     conn.Call
+	// impatient is set for a worker that makes some of its calls with
+	// short contexts in phase A.
+	impatient bool
 }
 
 func newWorker(config *workerConfig, name string, client *redlock.Client, resource *conn.Conn, sink safety.Sink) *worker {
@@ -202,33 +210,40 @@ type holding struct {
 // errorText shortens an error for the history.
 func errorText(err error) string {
 	text := err.Error()
-	if len(text) > 300 {
-		text = text[:300] + "…"
+	if len(text) > 600 {
+		text = text[:600] + "…"
 	}
 	return text
 }
 
-// acquire records the acquisition of m by lock (m.Lock or m.TryLock) and,
-// on success, the entry into the critical section. It returns nil, nil
-// when the lock was not acquired.
-func (w *worker) acquire(ctx context.Context, m *redlock.Mutex, timeout time.Duration, lock func(context.Context) error) (*holding, error) {
+// acquire records the acquisition of m by m.Lock, or m.TryLock when try
+// is set, and, on success, the entry into the critical section. It
+// returns nil, nil when the lock was not acquired.
+func (w *worker) acquire(ctx context.Context, m *redlock.Mutex, timeout time.Duration, try bool) (*holding, error) {
+	lock, method := m.Lock, "Lock"
+	if try {
+		lock, method = m.TryLock, "TryLock"
+	}
 	w.holds++
 	h := &holding{m: m, key: m.Key(), hold: fmt.Sprintf("%s#%d", w.name, w.holds)}
-	err := w.record(safety.Event{Kind: safety.KindAcquireCall, Key: h.key, Hold: h.hold, At: safety.Now(), TTL: int64(w.config.TTL)})
+	short := w.nextContext()
+	err := w.record(safety.Event{Kind: safety.KindAcquireCall, Key: h.key, Hold: h.hold, At: safety.Now(), TTL: int64(w.config.TTL),
+		What: method, Context: short.String()})
 	if err != nil {
 		return nil, err
 	}
-	lockContext, cancel := context.WithTimeout(ctx, timeout)
+	lockContext, end, release := short.start(ctx, timeout)
 	err = lock(lockContext)
 	at := safety.Now()
-	cancel()
 	if err != nil {
-		kind := safety.KindAcquireFail
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			kind = safety.KindAcquireInfo
+		e := safety.Event{Kind: safety.KindAcquireFail, Key: h.key, Hold: h.hold, Err: errorText(err)}
+		if markContext(&e, lockContext, end, at, err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			e.Kind = safety.KindAcquireInfo
 		}
-		return nil, w.record(safety.Event{Kind: kind, Key: h.key, Hold: h.hold, Err: errorText(err)})
+		release()
+		return nil, w.record(e)
 	}
+	release()
 	deadline := safety.Deadline(m.Until())
 	h.fence, h.done = m.Fence(), m.Done()
 	token := m.Token()
@@ -280,23 +295,33 @@ func (w *worker) write(ctx context.Context, h *holding) (safety.Kind, error) {
 	return e.Kind, w.record(e)
 }
 
-// leave records the exit from the critical section, then unlocks.
+// leave records the exit from the critical section, then unlocks. Only
+// an Unlock that returned nil counts the hold as released; one that its
+// context ended leaves the outcome unknown, and the hold lasts, for all
+// the history says, until its validity ends.
 func (w *worker) leave(ctx context.Context, h *holding) error {
-	err := w.record(safety.Event{Kind: safety.KindExit, Key: h.key, Hold: h.hold, Deadline: safety.Deadline(h.m.Until())})
+	validity := safety.Deadline(h.m.Until())
+	err := w.record(safety.Event{Kind: safety.KindExit, Key: h.key, Hold: h.hold, Deadline: validity})
 	if err != nil {
 		return err
 	}
-	if err := w.record(safety.Event{Kind: safety.KindReleaseCall, Key: h.key, Hold: h.hold, At: safety.Now()}); err != nil {
+	short := w.nextContext()
+	if err := w.record(safety.Event{Kind: safety.KindReleaseCall, Key: h.key, Hold: h.hold, At: safety.Now(), Context: short.String()}); err != nil {
 		return err
 	}
-	unlockContext, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	unlockContext, end, release := short.start(context.WithoutCancel(ctx), 2*time.Second)
 	err = h.m.Unlock(unlockContext)
-	cancel()
+	returned := safety.Now()
 	e := safety.Event{Kind: safety.KindReleaseOK, Key: h.key, Hold: h.hold}
+	ended := markContext(&e, unlockContext, end, returned, err)
+	release()
 	switch {
+	case err == nil:
+	case ended:
+		e.Kind, e.Err, e.Deadline = safety.KindReleaseInfo, errorText(err), validity
 	case errors.Is(err, redlock.ErrLockLost):
 		e.Kind, e.Err = safety.KindReleaseLost, errorText(err)
-	case err != nil:
+	default:
 		e.Kind, e.Err = safety.KindReleaseError, errorText(err)
 	}
 	return w.record(e)
@@ -317,9 +342,18 @@ func waitOrDone(done <-chan struct{}, d time.Duration) bool {
 // cycle is one hold: acquire, enter, read, work, write, exit, release.
 func (w *worker) cycle(ctx context.Context) error {
 	m := w.mutexes[w.config.Keys[w.rng.IntN(len(w.config.Keys))]]
-	h, err := w.acquire(ctx, m, w.config.AcquireTimeout, m.Lock)
-	if h == nil || err != nil {
+	try := w.impatientNow() && w.rng.Float64() < tryChance
+	h, err := w.acquire(ctx, m, w.config.AcquireTimeout, try)
+	if err != nil {
 		return err
+	}
+	if h == nil {
+		if w.impatient {
+			// A TryLock, or a Lock with a short context, fails at once:
+			// wait as Lock would before the next attempt.
+			time.Sleep(w.uniform(w.config.RetryMin, w.config.RetryMax))
+		}
+		return nil
 	}
 	if err := w.read(ctx, h); err != nil {
 		return err
@@ -335,6 +369,15 @@ func (w *worker) cycle(ctx context.Context) error {
 		lost, err = w.long(ctx, h)
 		if err != nil {
 			return err
+		}
+	case w.impatientNow() && w.rng.Float64() < extendChance:
+		// Extend halfway through the work.
+		work = w.uniform(5*time.Millisecond, 40*time.Millisecond)
+		if lost = waitOrDone(h.done, work/2); !lost {
+			if err := w.extend(ctx, h); err != nil {
+				return err
+			}
+			lost = waitOrDone(h.done, work-work/2)
 		}
 	default:
 		work = w.uniform(5*time.Millisecond, 40*time.Millisecond)
@@ -371,23 +414,31 @@ func (w *worker) long(ctx context.Context, h *holding) (bool, error) {
 	if waitOrDone(h.done, 750*time.Millisecond) {
 		return true, nil
 	}
-	call := safety.Event{Kind: safety.KindExtendCall, Key: h.key, Hold: h.hold, Deadline: safety.Deadline(h.m.Until()), At: safety.Now()}
-	if err := w.record(call); err != nil {
-		return false, err
-	}
-	extendContext, cancel := context.WithTimeout(ctx, time.Second)
-	started := safety.Now()
-	err := h.m.Extend(extendContext)
-	at := safety.Now()
-	cancel()
-	result := safety.Event{Kind: safety.KindExtendOK, Key: h.key, Hold: h.hold, At: at, Started: started, Deadline: safety.Deadline(h.m.Until())}
-	if err != nil {
-		result = safety.Event{Kind: safety.KindExtendFail, Key: h.key, Hold: h.hold, Err: errorText(err)}
-	}
-	if err := w.record(result); err != nil {
+	if err := w.extend(ctx, h); err != nil {
 		return false, err
 	}
 	return waitOrDone(h.done, 750*time.Millisecond), nil
+}
+
+// extend calls Extend on h and records the call and its result.
+func (w *worker) extend(ctx context.Context, h *holding) error {
+	short := w.nextContext()
+	call := safety.Event{Kind: safety.KindExtendCall, Key: h.key, Hold: h.hold, Deadline: safety.Deadline(h.m.Until()), At: safety.Now(),
+		Context: short.String()}
+	if err := w.record(call); err != nil {
+		return err
+	}
+	extendContext, end, release := short.start(ctx, time.Second)
+	started := safety.Now()
+	err := h.m.Extend(extendContext)
+	at := safety.Now()
+	result := safety.Event{Kind: safety.KindExtendOK, Key: h.key, Hold: h.hold, At: at, Started: started, Deadline: safety.Deadline(h.m.Until())}
+	if err != nil {
+		result = safety.Event{Kind: safety.KindExtendFail, Key: h.key, Hold: h.hold, Err: errorText(err)}
+		markContext(&result, extendContext, end, at, err)
+	}
+	release()
+	return w.record(result)
 }
 
 // isClosedRecorder reports whether err says the recorder went away, which
