@@ -86,7 +86,7 @@ func socketDeadline(deadline, now time.Time) time.Time {
 type link struct {
 	netConn  net.Conn
 	reader   *resp.Reader
-	protocol int
+	protocol Protocol
 	received *receivedProbe // nil where the socket cannot be asked
 }
 
@@ -129,7 +129,7 @@ func (c *Conn) Connected() bool { return c.connected.Load() }
 
 // Protocol returns the RESP version of the live connection, or 0 when there
 // is none.
-func (c *Conn) Protocol() int {
+func (c *Conn) Protocol() Protocol {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.link == nil {

@@ -98,7 +98,7 @@ func TestStoppedServerCostsOnlyTheDeadline(t *testing.T) {
 	require.Error(t, call.Err)
 	assert.ErrorIs(t, call.Err, os.ErrDeadlineExceeded)
 	assert.Less(t, call.Latency, time.Second, "a stopped server must cost about the deadline")
-	assert.Equal(t, 0, c.Protocol(), "a connection that timed out must be closed")
+	assert.Zero(t, c.Protocol(), "a connection that timed out must be closed")
 
 	server.Cont()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

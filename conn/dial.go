@@ -61,7 +61,7 @@ type handshake struct {
 	buffer  []byte
 }
 
-func (h *handshake) run() (protocol int, runID string, err error) {
+func (h *handshake) run() (protocol Protocol, runID string, err error) {
 	protocol = h.options.Protocol
 	if protocol != ProtocolRESP2 {
 		protocol, err = h.hello()
@@ -83,7 +83,7 @@ func (h *handshake) run() (protocol int, runID string, err error) {
 // hello asks for RESP3 with authentication and the client name in one
 // round trip. It returns ProtocolRESP2 when the server does not know HELLO
 // or RESP3 and the options allow the fallback.
-func (h *handshake) hello() (int, error) {
+func (h *handshake) hello() (Protocol, error) {
 	arguments := []string{"HELLO", "3"}
 	if h.options.Password != "" {
 		username := h.options.Username

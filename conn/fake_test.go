@@ -148,7 +148,7 @@ func TestPushFrameOnRESP2IsAProtocolError(t *testing.T) {
 	c := newConn(t, fake.Addr(), conn.Options{})
 	call := echo(t, c, "hello", time.Second)
 	require.ErrorIs(t, call.Err, conn.ErrUnexpectedReply)
-	assert.Equal(t, 0, c.Protocol(), "the connection must be closed")
+	assert.Zero(t, c.Protocol(), "the connection must be closed")
 }
 
 func TestUnsolicitedReplyClosesTheConnection(t *testing.T) {
@@ -202,7 +202,7 @@ func TestHostileReplyIsAProtocolErrorAndClosesTheConnection(t *testing.T) {
 			require.Error(t, call.Err)
 			var protocolError *resp.ProtocolError
 			assert.True(t, errors.As(call.Err, &protocolError), "want a *resp.ProtocolError, got %v", call.Err)
-			assert.Equal(t, 0, c.Protocol(), "the connection must be closed")
+			assert.Zero(t, c.Protocol(), "the connection must be closed")
 		})
 	}
 }

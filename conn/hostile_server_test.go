@@ -220,7 +220,7 @@ func TestHostileServer(t *testing.T) {
 				require.Error(t, call.Err)
 				assert.ErrorIs(t, call.Err, conn.ErrUnexpectedReply)
 			}
-			assert.Equal(t, 0, c.Protocol(), "the connection must be closed")
+			assert.Zero(t, c.Protocol(), "the connection must be closed")
 
 			// R15: the poisoned connection is never used again; the next
 			// command goes out on a new one and gets its own reply.

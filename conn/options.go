@@ -25,14 +25,17 @@ const (
 	DefaultBackoffMax = time.Second
 )
 
+// Protocol is a version of the protocol a connection speaks.
+type Protocol int
+
 // Protocol versions for Options.Protocol.
 const (
 	// ProtocolAuto asks for RESP3 and falls back to RESP2.
-	ProtocolAuto = 0
+	ProtocolAuto Protocol = 0
 	// ProtocolRESP2 speaks RESP2 only.
-	ProtocolRESP2 = 2
+	ProtocolRESP2 Protocol = 2
 	// ProtocolRESP3 requires RESP3; a server without it is an error.
-	ProtocolRESP3 = 3
+	ProtocolRESP3 Protocol = 3
 )
 
 // Options configures a Conn. The zero value is usable.
@@ -60,7 +63,7 @@ type Options struct {
 	// ClientName is sent with SETNAME when not empty.
 	ClientName string
 	// Protocol is ProtocolAuto, ProtocolRESP2 or ProtocolRESP3.
-	Protocol int
+	Protocol Protocol
 	// Limits bound what the reply parser accepts; zero fields are the
 	// resp defaults.
 	Limits resp.Limits

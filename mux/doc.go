@@ -1,15 +1,27 @@
 // Package mux sends one command to N independent Redis servers at once and
-// gathers their replies: the transport of Redlock.
+// gathers their replies: the one seam between the lock and the network.
+// It knows nothing of locks; it carries commands.
 //
-// A [Group] holds one pipelined [conn.Conn] per server. A caller fills a
-// reusable [Round] with one command per server (usually the same one),
-// [Group.Send] writes all of them before any reply is awaited, and
+// A [Group] holds one pipelined connection per server. A caller builds one
+// command into a reusable [Round] (StartCommand and the Append methods, or
+// SetScript for a Lua script), may leave servers out with [Round.Skip],
+// and [Group.Send] writes it to every server before any reply is awaited.
 // [Group.Wait] collects the replies under one deadline, the servers'; the
-// caller's context only bounds how long the caller waits. A [Tally] given to
-// Wait can stop it as soon as the outcome is decided (a quorum reached, or
-// no longer possible): the replies still on their way are read and dropped
-// in order by the next reader of each connection, never taken for the
-// answer to another command.
+// caller's context only bounds how long the caller waits. A [Tally] given
+// to Wait can stop it as soon as the outcome is decided (a quorum reached,
+// or no longer possible): the replies still on their way are read and
+// dropped in order by the next reader of each connection, never taken for
+// the answer to another command. Each server's outcome is read with
+// [Round.Reply], [Round.Err], [Round.Latency] and [Round.Abandoned].
+//
+// A command that must take effect whether or not anybody waits for it, such
+// as a release, is marked with Carry: its connection finishes it, and sends
+// it again after a reconnection, until it is answered or it stops
+// mattering; what could not be finished is reported to
+// [Options.OnUnfinished], and [Group.Close] waits a bounded time for it.
+//
+// Commands for one server alone, off the fast path (diagnostics,
+// inspection), are [Request]s sent with [Group.Do].
 //
 // Concurrent callers share the connections: their commands to one server
 // are coalesced into one write, and one read serves all the replies that
@@ -18,14 +30,16 @@
 //
 // # Concurrency
 //
-// A [Group] is safe for concurrent use. A [Round] belongs to one caller at
-// a time.
+// A [Group] is safe for concurrent use. A [Round] or a [Request] belongs to
+// one caller at a time.
 //
 // # Errors
 //
-// Each server's outcome is in its [conn.Call] of the Round: its reply, or
-// its transport error with the server's address. A server that is down
-// fails its call at once with an error matching [conn.ErrNotConnected]
-// while it is dialled again in the background, so it costs a round
-// nothing; a server that does not answer costs at most the deadline.
+// Each server's outcome is its reply, or its transport error with the
+// server's address. A server that is down fails its command at once with
+// an error matching [ErrNotConnected] while it is dialled again in the
+// background, so it costs a round nothing; a server that does not answer
+// costs at most the deadline. A caller whose context ends gets the
+// context's error. A server error reply is a reply of type
+// resp.TypeError, not an error.
 package mux

@@ -12,28 +12,28 @@ import (
 	"github.com/lockmux/lockmux/resp"
 )
 
-// ErrNoNodes is returned by New for an empty address list.
-var ErrNoNodes = errors.New("mux: no addresses")
-
 // Group is a set of connections, one to each of N independent servers.
 //
 // A Group is safe for concurrent use.
 type Group struct {
-	nodes []*conn.Conn
+	nodes   []*conn.Conn
+	options Options
 	// ordering serializes the sending of ordered rounds (Round.Ordered).
 	ordering sync.Mutex
 }
 
 // New returns a Group with one connection per address, in the forms
-// conn.ParseAddress accepts, all configured with options. It does not dial;
-// see Connect.
-func New(addresses []string, options conn.Options) (*Group, error) {
+// ParseAddress accepts, all configured with options. It does not dial: the
+// connections dial when first used, or at Connect.
+func New(addresses []string, options Options) (*Group, error) {
 	if len(addresses) == 0 {
 		return nil, ErrNoNodes
 	}
-	g := &Group{nodes: make([]*conn.Conn, 0, len(addresses))}
+	options = options.withDefaults()
+	g := &Group{nodes: make([]*conn.Conn, 0, len(addresses)), options: options}
+	connOptions := options.connOptions()
 	for _, address := range addresses {
-		node, err := conn.New(address, options)
+		node, err := conn.New(address, connOptions)
 		if err != nil {
 			return nil, fmt.Errorf("mux: node %d: %w", len(g.nodes), err)
 		}
@@ -45,9 +45,12 @@ func New(addresses []string, options conn.Options) (*Group, error) {
 // Len returns the number of servers.
 func (g *Group) Len() int { return len(g.nodes) }
 
-// Node returns the connection to the i-th server, for commands that are
-// not fanned out.
-func (g *Group) Node(i int) *conn.Conn { return g.nodes[i] }
+// Address returns the i-th server's address, without its password.
+func (g *Group) Address(i int) string { return g.nodes[i].Address() }
+
+// Connected reports whether the connection to the i-th server is up, as a
+// hint that may be stale at once.
+func (g *Group) Connected(i int) bool { return g.nodes[i].Connected() }
 
 // Connect dials every server at once and waits for all the dials. It
 // returns one error per server, nil where the dial succeeded; servers that
@@ -62,20 +65,15 @@ func (g *Group) Connect(ctx context.Context) []error {
 	return errs
 }
 
-// NewRound returns a Round sized for this Group.
-func (g *Group) NewRound() *Round {
-	return &Round{Calls: make([]conn.Call, len(g.nodes)), gathered: make([]bool, len(g.nodes))}
-}
-
-// Send writes the command of each of the round's calls to its server. The
-// replies are due by deadline. Send does not wait for any reply.
+// Send writes the round's command to each of its servers, but those left
+// out with Round.Skip, which it then forgets. The replies are due by
+// deadline, the servers' deadline: a server that has not answered by then
+// while a caller waits fails its connection. Send does not wait for any
+// reply.
 //
 // When connections are busy with other callers' commands, Send yields the
 // processor once before it writes, so that callers that are ready to send
 // too add their commands to the same writes.
-//
-// A call whose Command is empty is not sent: its server is left out of the
-// round, and Wait does not wait for it.
 func (g *Group) Send(round *Round, deadline time.Time) {
 	buffered := false
 	ordered := round.Ordered && len(g.nodes) > 1
@@ -84,11 +82,14 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 	}
 	for i, node := range g.nodes {
 		round.gathered[i] = false
-		call := &round.Calls[i]
-		if len(call.Command) == 0 {
+		call := &round.calls[i]
+		if round.skip[i] {
+			round.skip[i] = false
+			call.Reset()
 			call.Reply, call.Err, call.Latency = resp.Value{}, nil, 0
 			continue
 		}
+		call.CopyCommand(&round.call)
 		if node.Send(call, deadline) {
 			buffered = true
 		}
@@ -123,7 +124,7 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 	// was skipped by both.
 	for pass := range 3 {
 		for i, node := range g.nodes {
-			call := &round.Calls[i]
+			call := &round.calls[i]
 			if len(call.Command) == 0 || round.gathered[i] || (pass < 2 && node.Connected() != (pass == 0)) {
 				continue
 			}
@@ -133,7 +134,7 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 				return call.Err
 			}
 			round.gathered[i] = true
-			if tally != nil && tally.Count(i, call) {
+			if tally != nil && tally.Count(i, round) {
 				g.Discard(round)
 				return nil
 			}
@@ -150,7 +151,7 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 // and the calls left when a round was decided early.
 func (g *Group) Discard(round *Round) {
 	for i, node := range g.nodes {
-		if call := &round.Calls[i]; len(call.Command) != 0 && !round.gathered[i] && !node.Collect(call) {
+		if call := &round.calls[i]; len(call.Command) != 0 && !round.gathered[i] && !node.Collect(call) {
 			node.Abandon(call)
 		}
 	}
@@ -168,40 +169,4 @@ func (g *Group) Close() error {
 	}
 	wait.Wait()
 	return errors.Join(errs...)
-}
-
-// Round is one command sent to every server of a Group and its replies. It
-// is reused from round to round.
-//
-// A Round is not safe for concurrent use.
-type Round struct {
-	// Calls holds one call per server, in the Group's order.
-	Calls []conn.Call
-
-	// Ordered makes Send queue the round's commands on every server before
-	// any other ordered round of the Group can queue its own: each server
-	// then receives the ordered rounds in the same order. Two lock attempts
-	// of one client on one key, racing, get the same answer from every
-	// server instead of splitting the servers between them (a split vote
-	// costs both a backoff). Rounds whose order does not matter leave it
-	// unset and never wait for each other.
-	Ordered bool
-
-	// gathered marks the calls whose outcome Wait has taken.
-	gathered []bool
-}
-
-// SetAll makes every call's command a copy of the first call's.
-func (r *Round) SetAll() {
-	for i := 1; i < len(r.Calls); i++ {
-		r.Calls[i].CopyCommand(&r.Calls[0])
-	}
-}
-
-// Tally counts the replies of a round as they are gathered.
-type Tally interface {
-	// Count takes the outcome of node i and reports whether the round's
-	// outcome is decided, so that the remaining replies need not be
-	// awaited.
-	Count(node int, call *conn.Call) (decided bool)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/resp"
 )
 
 // newGroup starts n servers and returns a connected Group over them.
@@ -26,7 +24,7 @@ func newGroup(t testing.TB, n int) (*mux.Group, []*redistest.Server) {
 	for i, server := range servers {
 		addresses[i] = server.Addr()
 	}
-	group, err := mux.New(addresses, conn.Options{})
+	group, err := mux.New(addresses, mux.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { group.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -39,16 +37,12 @@ func newGroup(t testing.TB, n int) (*mux.Group, []*redistest.Server) {
 
 // setNX fills round with SET key token NX PX 10000 for every node.
 func setNX(round *mux.Round, key, token string) {
-	first := &round.Calls[0]
-	first.Reset()
-	first.Command = resp.AppendArrayHeader(first.Command, 6)
-	first.Command = resp.AppendBulkString(first.Command, "SET")
-	first.Command = resp.AppendBulkString(first.Command, key)
-	first.Command = resp.AppendBulkString(first.Command, token)
-	first.Command = resp.AppendBulkString(first.Command, "NX")
-	first.Command = resp.AppendBulkString(first.Command, "PX")
-	first.Command = resp.AppendBulkInt(first.Command, 10000)
-	round.SetAll()
+	round.StartCommand(6, "SET")
+	round.AppendString(key)
+	round.AppendString(token)
+	round.AppendString("NX")
+	round.AppendString("PX")
+	round.AppendInt(10000)
 }
 
 func TestRoundReachesEveryNode(t *testing.T) {
@@ -58,33 +52,51 @@ func TestRoundReachesEveryNode(t *testing.T) {
 	setNX(round, "k", "a")
 	group.Send(round, time.Now().Add(5*time.Second))
 	group.Wait(context.Background(), round, nil)
-	for i := range round.Calls {
-		require.NoError(t, round.Calls[i].Err)
-		assert.True(t, round.Calls[i].Reply.IsOK(), "node %d: %s", i, round.Calls[i].Reply)
-		assert.Positive(t, round.Calls[i].Latency)
+	for i := range group.Len() {
+		require.NoError(t, round.Err(i))
+		assert.True(t, round.Reply(i).IsOK(), "node %d: %s", i, round.Reply(i))
+		assert.Positive(t, round.Latency(i))
 	}
 
 	servers[1].Do(t, "SET", "other", "x")
 	setNX(round, "k", "b")
 	group.Send(round, time.Now().Add(5*time.Second))
 	group.Wait(context.Background(), round, nil)
-	for i := range round.Calls {
-		assert.True(t, round.Calls[i].Reply.Null, "node %d: the key is held, SET NX must answer null", i)
+	for i := range group.Len() {
+		assert.True(t, round.Reply(i).Null, "node %d: the key is held, SET NX must answer null", i)
 	}
 }
 
-func TestPerNodeCommands(t *testing.T) {
-	group, _ := newGroup(t, 3)
+// A node left out of a round is not sent its command, and Wait does not
+// wait for it.
+func TestSkippedNodeIsNotSent(t *testing.T) {
+	group, servers := newGroup(t, 3)
 	round := group.NewRound()
-	for i := range round.Calls {
-		round.Calls[i].Reset()
-		round.Calls[i].Command = resp.AppendCommand(round.Calls[i].Command, "ECHO", strconv.Itoa(i))
-	}
+	round.SetCommand("SET", "skipped", "v")
+	round.Skip(1)
 	group.Send(round, time.Now().Add(5*time.Second))
-	group.Wait(context.Background(), round, nil)
-	for i := range round.Calls {
-		assert.Equal(t, strconv.Itoa(i), string(round.Calls[i].Reply.Str))
-	}
+	require.NoError(t, group.Wait(context.Background(), round, nil))
+	assert.False(t, round.Sent(1))
+	assert.Equal(t, "(nil)", servers[1].Do(t, "GET", "skipped"))
+	assert.Equal(t, "v", servers[0].Do(t, "GET", "skipped"))
+
+	group.Send(round, time.Now().Add(5*time.Second)) // Skip lasts one Send
+	require.NoError(t, group.Wait(context.Background(), round, nil))
+	assert.True(t, round.Sent(1))
+	assert.Equal(t, "v", servers[1].Do(t, "GET", "skipped"))
+}
+
+// A request to one node is answered by that node alone; several requests
+// go in one write.
+func TestRequestsToOneNode(t *testing.T) {
+	group, servers := newGroup(t, 2)
+	servers[1].Do(t, "SET", "k", "one")
+	get, echo := mux.NewRequest("GET", "k"), mux.NewRequest("ECHO", "x")
+	require.NoError(t, group.Do(context.Background(), 1, get, echo))
+	assert.Equal(t, "one", string(get.Reply().Str))
+	assert.Equal(t, "x", string(echo.Reply().Str))
+	require.NoError(t, group.Do(context.Background(), 0, get))
+	assert.True(t, get.Reply().Null)
 }
 
 func TestStoppedNodeCostsOnlyTheDeadline(t *testing.T) {
@@ -100,17 +112,17 @@ func TestStoppedNodeCostsOnlyTheDeadline(t *testing.T) {
 	group.Wait(context.Background(), round, nil)
 	elapsed := time.Since(start)
 
-	assert.ErrorIs(t, round.Calls[0].Err, os.ErrDeadlineExceeded)
-	assert.True(t, round.Calls[1].Reply.IsOK())
-	assert.True(t, round.Calls[2].Reply.IsOK())
+	assert.ErrorIs(t, round.Err(0), os.ErrDeadlineExceeded)
+	assert.True(t, round.Reply(1).IsOK())
+	assert.True(t, round.Reply(2).IsOK())
 	assert.Less(t, elapsed, time.Second, "the stopped node must cost about its deadline, took %v", elapsed)
 }
 
 // quorumTally decides a round once enough nodes said OK.
 type quorumTally struct{ need, got int }
 
-func (q *quorumTally) Count(node int, call *conn.Call) bool {
-	if call.Err == nil && call.Reply.IsOK() {
+func (q *quorumTally) Count(node int, round *mux.Round) bool {
+	if round.Err(node) == nil && round.Reply(node).IsOK() {
 		q.got++
 	}
 	return q.got >= q.need
@@ -126,20 +138,17 @@ func TestTallyStopsEarlyAndTheRestIsDroppedSafely(t *testing.T) {
 	tally := &quorumTally{need: 2}
 	group.Wait(context.Background(), round, tally)
 	assert.Equal(t, 2, tally.got)
-	assert.True(t, round.Calls[2].Abandoned(), "the third reply was not needed")
+	assert.True(t, round.Abandoned(2), "the third reply was not needed")
 	servers[2].Cont()
 
 	// The abandoned reply must not be taken for the answer to the next
 	// command on that node.
-	for i := range round.Calls {
-		round.Calls[i].Reset()
-		round.Calls[i].Command = resp.AppendCommand(round.Calls[i].Command, "ECHO", "next")
-	}
+	round.SetCommand("ECHO", "next")
 	group.Send(round, time.Now().Add(5*time.Second))
 	group.Wait(context.Background(), round, nil)
-	for i := range round.Calls {
-		require.NoError(t, round.Calls[i].Err)
-		assert.Equal(t, "next", string(round.Calls[i].Reply.Str), "node %d", i)
+	for i := range group.Len() {
+		require.NoError(t, round.Err(i))
+		assert.Equal(t, "next", string(round.Reply(i).Str), "node %d", i)
 	}
 }
 
@@ -153,15 +162,12 @@ func TestConcurrentRoundsGetTheirOwnReplies(t *testing.T) {
 			round := group.NewRound()
 			for r := range rounds {
 				want := fmt.Sprintf("%d-%d", g, r)
-				for i := range round.Calls {
-					round.Calls[i].Reset()
-					round.Calls[i].Command = resp.AppendCommand(round.Calls[i].Command, "ECHO", want+"-"+strconv.Itoa(i))
-				}
+				round.SetCommand("ECHO", want)
 				group.Send(round, time.Now().Add(5*time.Second))
 				group.Wait(context.Background(), round, nil)
-				for i := range round.Calls {
-					if got := string(round.Calls[i].Reply.Str); got != want+"-"+strconv.Itoa(i) || round.Calls[i].Err != nil {
-						failures <- fmt.Sprintf("goroutine %d node %d: got %q, err %v", g, i, got, round.Calls[i].Err)
+				for i := range group.Len() {
+					if got := string(round.Reply(i).Str); got != want || round.Err(i) != nil {
+						failures <- fmt.Sprintf("goroutine %d node %d: got %q, err %v", g, i, got, round.Err(i))
 						return
 					}
 				}
@@ -176,8 +182,8 @@ func TestConcurrentRoundsGetTheirOwnReplies(t *testing.T) {
 }
 
 func TestNewRejectsBadInput(t *testing.T) {
-	_, err := mux.New(nil, conn.Options{})
+	_, err := mux.New(nil, mux.Options{})
 	assert.ErrorIs(t, err, mux.ErrNoNodes)
-	_, err = mux.New([]string{"127.0.0.1:1", "ftp://x"}, conn.Options{})
+	_, err = mux.New([]string{"127.0.0.1:1", "ftp://x"}, mux.Options{})
 	assert.ErrorIs(t, err, conn.ErrInvalidAddress)
 }

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/mux"
 )
 
@@ -21,7 +20,7 @@ var (
 )
 
 // allScripts are loaded by every connection when it connects.
-var allScripts = []*conn.Script{releaseLua, extendLua, acquireMultiLua, checkLua, acquireFencedLua, commitFenceLua}
+var allScripts = []*mux.Script{releaseLua, extendLua, acquireMultiLua, checkLua, acquireFencedLua, commitFenceLua}
 
 // Client holds the connections to N independent Redis masters and makes
 // Mutexes that lock across them.
@@ -73,17 +72,17 @@ func New(addresses []string, options Options) (*Client, error) {
 		dialAddresses: append([]string(nil), addresses...)}
 	c.notifier.client = c
 	c.renewer.client = c
-	connOptions := options.connOptions()
-	connOptions.Scripts = allScripts
-	connOptions.OnConnect = c.recordRunID
-	connOptions.OnUnfinished = c.reportUnfinished
-	c.group, err = mux.New(addresses, connOptions)
+	groupOptions := options.groupOptions()
+	groupOptions.Scripts = allScripts
+	groupOptions.OnConnect = c.recordRunID
+	groupOptions.OnUnfinished = c.reportUnfinished
+	c.group, err = mux.New(addresses, groupOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	c.addresses = make([]string, len(addresses))
 	for i := range addresses {
-		c.addresses[i] = c.group.Node(i).Address()
+		c.addresses[i] = c.group.Address(i)
 		for j := range i {
 			if c.addresses[j] == c.addresses[i] {
 				return nil, fmt.Errorf("%w: %s is given twice", ErrDuplicateNode, c.addresses[i])
@@ -201,18 +200,18 @@ func (c *Client) Close() error {
 
 // reportUnfinished tells the observer of a release that the transport
 // could not finish on a node: its key there ends with its TTL.
-func (c *Client) reportUnfinished(address string, unfinished conn.Unfinished) {
+func (c *Client) reportUnfinished(address, key string, err error) {
 	c.stats.recordNodeError(OutcomeTimeout)
 	if observer := c.options.Observer; observer != nil {
-		observer.OnNodeError(NodeErrorEvent{Key: unfinished.Label, Operation: OperationUnlock, Address: address,
-			Outcome: OutcomeTimeout, Err: fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, unfinished.Err)})
+		observer.OnNodeError(NodeErrorEvent{Key: key, Operation: OperationUnlock, Address: address,
+			Outcome: OutcomeTimeout, Err: fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, err)})
 	}
 }
 
-// connOptions returns the options of a connection to a node: credentials,
-// TLS, timeouts, name and protocol.
-func (o Options) connOptions() conn.Options {
-	return conn.Options{
+// groupOptions returns the options of the connections to the nodes:
+// credentials, TLS, timeouts, name and protocol.
+func (o Options) groupOptions() mux.Options {
+	return mux.Options{
 		Username:    o.Username,
 		Password:    o.Password,
 		TLSConfig:   o.TLSConfig,

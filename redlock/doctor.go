@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -191,21 +190,14 @@ func Doctor(ctx context.Context, addresses []string, options Options, doctorOpti
 	if len(addresses) == 0 {
 		return nil, fmt.Errorf("%w: no addresses", ErrInvalidOptions)
 	}
-	group, err := mux.New(addresses, conn.Options{
-		Username:    options.Username,
-		Password:    options.Password,
-		TLSConfig:   options.TLSConfig,
-		DialTimeout: options.DialTimeout,
-		ClientName:  options.ClientName,
-		Protocol:    options.Protocol,
-	})
+	group, err := mux.New(addresses, options.groupOptions())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	defer group.Close()
 	names := make([]string, group.Len())
 	for i := range names {
-		names[i] = group.Node(i).Address()
+		names[i] = group.Address(i)
 	}
 	return diagnose(ctx, group, names, doctorOptions), nil
 }
@@ -216,7 +208,7 @@ func diagnose(ctx context.Context, group *mux.Group, addresses []string, options
 	var wait sync.WaitGroup
 	for i := range reports {
 		wait.Go(func() {
-			reports[i] = examineNode(ctx, group.Node(i), addresses[i], options)
+			reports[i] = examineNode(ctx, nodeFacts{group: group, node: i}, addresses[i], options)
 		})
 	}
 	wait.Wait()
@@ -224,31 +216,39 @@ func diagnose(ctx context.Context, group *mux.Group, addresses []string, options
 	return reports
 }
 
-// nodeFacts is what INFO and CONFIG GET told about one node.
+// nodeFacts is one node of a group, and what INFO told about it.
 type nodeFacts struct {
-	info map[string]string
-	node *conn.Conn
+	group *mux.Group
+	node  int
+	info  map[string]string
+}
+
+// do sends one request to the node.
+func (f nodeFacts) do(ctx context.Context, request *mux.Request) error {
+	if err := f.group.Do(ctx, f.node, request); err != nil {
+		return err
+	}
+	return request.Err()
 }
 
 // examineNode runs every check but the run_id comparison on one node.
-func examineNode(ctx context.Context, node *conn.Conn, address string, options DoctorOptions) NodeReport {
+func examineNode(ctx context.Context, facts nodeFacts, address string, options DoctorOptions) NodeReport {
 	report := NodeReport{Address: address}
-	call := conn.Call{Command: resp.AppendCommand(nil, "INFO")}
-	if err := node.Do(ctx, &call); err != nil {
+	info := mux.NewRequest("INFO")
+	if err := facts.do(ctx, info); err != nil {
 		report.Findings = []Finding{{CheckReachable, SeverityFail,
 			fmt.Sprintf("cannot reach the node: %v; check the address, that redis-server runs, and that this host may connect to it", err)}}
 		return report
 	}
 	report.Findings = append(report.Findings, Finding{CheckReachable, SeverityOK,
-		fmt.Sprintf("answered INFO in %v", call.Latency.Round(time.Microsecond))})
+		fmt.Sprintf("answered INFO in %v", info.Latency().Round(time.Microsecond))})
 
-	facts := nodeFacts{node: node}
-	if call.Reply.IsError() {
+	if reply := info.Reply(); reply.IsError() {
 		facts.info = map[string]string{}
 		report.Findings = append(report.Findings, Finding{CheckRole, SeverityWarn,
-			fmt.Sprintf("INFO was refused (%v): the role, cluster mode, run_id and uptime cannot be checked; allow INFO for this user", call.Reply.Err())})
+			fmt.Sprintf("INFO was refused (%v): the role, cluster mode, run_id and uptime cannot be checked; allow INFO for this user", reply.Err())})
 	} else {
-		facts.info = parseInfo(string(call.Reply.Str))
+		facts.info = parseInfo(string(reply.Str))
 		report.Findings = append(report.Findings, facts.checkRole(), facts.checkCluster())
 	}
 	report.Version = facts.info["redis_version"]
@@ -256,7 +256,7 @@ func examineNode(ctx context.Context, node *conn.Conn, address string, options D
 
 	persistence, durable := facts.checkPersistence(ctx)
 	report.Findings = append(report.Findings, persistence, facts.checkEviction(ctx), facts.checkUptime(options.LongestTTL, durable))
-	clock, offset := checkClock(ctx, node, options.MaxClockOffset)
+	clock, offset := facts.checkClock(ctx, options.MaxClockOffset)
 	report.Findings = append(report.Findings, clock)
 	report.ClockOffset = offset
 	return report
@@ -390,14 +390,15 @@ func (f nodeFacts) checkUptime(longestTTL time.Duration, durable bool) Finding {
 
 // config returns the value of one configuration parameter with CONFIG GET.
 func (f nodeFacts) config(ctx context.Context, parameter string) (string, error) {
-	call := conn.Call{Command: resp.AppendCommand(nil, "CONFIG", "GET", parameter)}
-	if err := f.node.Do(ctx, &call); err != nil {
+	request := mux.NewRequest("CONFIG", "GET", parameter)
+	if err := f.do(ctx, request); err != nil {
 		return "", err
 	}
-	if call.Reply.IsError() {
-		return "", fmt.Errorf("CONFIG GET refused: %w", call.Reply.Err())
+	reply := request.Reply()
+	if reply.IsError() {
+		return "", fmt.Errorf("CONFIG GET refused: %w", reply.Err())
 	}
-	elements := call.Reply.Elems
+	elements := reply.Elems
 	if len(elements) < 2 {
 		return "", fmt.Errorf("CONFIG GET %s returned nothing", parameter)
 	}
@@ -407,21 +408,20 @@ func (f nodeFacts) config(ctx context.Context, parameter string) (string, error)
 // checkClock compares the node's clock with the client's: it reads TIME a
 // few times and keeps the reading with the shortest round trip, taken to
 // be read halfway through it.
-func checkClock(ctx context.Context, node *conn.Conn, maxOffset time.Duration) (Finding, time.Duration) {
+func (f nodeFacts) checkClock(ctx context.Context, maxOffset time.Duration) (Finding, time.Duration) {
 	var offset, roundTrip time.Duration
 	found := false
-	call := conn.Call{}
+	request := mux.NewRequest("TIME")
 	for range clockSamples {
-		call.Command = resp.AppendCommand(call.Command[:0], "TIME")
 		start := time.Now()
-		if err := node.Do(ctx, &call); err != nil {
+		if err := f.do(ctx, request); err != nil {
 			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("cannot read the node's clock: %v", err)}, 0
 		}
 		end := time.Now()
-		if call.Reply.IsError() {
-			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("TIME was refused (%v); the clock cannot be checked", call.Reply.Err())}, 0
+		if reply := request.Reply(); reply.IsError() {
+			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("TIME was refused (%v); the clock cannot be checked", reply.Err())}, 0
 		}
-		server, ok := parseTime(call.Reply)
+		server, ok := parseTime(request.Reply())
 		if !ok {
 			return Finding{CheckClock, SeverityWarn, "TIME gave an unexpected reply; the clock cannot be checked"}, 0
 		}

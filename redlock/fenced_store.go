@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -26,7 +26,7 @@ const fenceStoreSuffix = ":fence"
 //
 // A FencedStore is safe for concurrent use.
 type FencedStore struct {
-	conn *conn.Conn
+	group *mux.Group // of one node
 }
 
 // NewFencedStore returns a FencedStore over the Redis server at address,
@@ -37,13 +37,13 @@ func NewFencedStore(address string, options Options) (*FencedStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	connOptions := options.connOptions()
-	connOptions.Scripts = []*conn.Script{fencedSetLua}
-	c, err := conn.New(address, connOptions)
+	groupOptions := options.groupOptions()
+	groupOptions.Scripts = []*mux.Script{fencedSetLua}
+	group, err := mux.New([]string{address}, groupOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	return &FencedStore{conn: c}, nil
+	return &FencedStore{group: group}, nil
 }
 
 // Set writes value to key if fence is at least the newest fence applied
@@ -51,16 +51,20 @@ func NewFencedStore(address string, options Options) (*FencedStore, error) {
 // written, and the newest fence after the call: fence itself, or the newer
 // one that refused the write.
 func (s *FencedStore) Set(ctx context.Context, key string, value []byte, fence int64) (applied bool, newest int64, err error) {
-	var call conn.Call
-	call.SetScript(fencedSetLua, 2, 2)
-	call.Command = resp.AppendBulkString(call.Command, key)
-	call.Command = resp.AppendBulkString(call.Command, key+fenceStoreSuffix)
-	call.Command = resp.AppendBulk(call.Command, value)
-	call.Command = resp.AppendBulkInt(call.Command, fence)
-	if err := s.conn.Do(ctx, &call); err != nil {
+	var request mux.Request
+	request.SetScript(fencedSetLua, 2, 2)
+	request.AppendString(key)
+	request.AppendString(key + fenceStoreSuffix)
+	request.AppendBulk(value)
+	request.AppendInt(fence)
+	err = s.group.Do(ctx, 0, &request)
+	if err == nil {
+		err = request.Err()
+	}
+	if err != nil {
 		return false, 0, fmt.Errorf("redlock: fenced set %q: %w", key, err)
 	}
-	reply := call.Reply
+	reply := request.Reply()
 	if reply.IsError() {
 		return false, 0, fmt.Errorf("redlock: fenced set %q: %w", key, reply.Err())
 	}
@@ -72,5 +76,5 @@ func (s *FencedStore) Set(ctx context.Context, key string, value []byte, fence i
 
 // Close closes the connection.
 func (s *FencedStore) Close() error {
-	return s.conn.Close()
+	return s.group.Close()
 }

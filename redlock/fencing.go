@@ -2,8 +2,6 @@ package redlock
 
 import (
 	"context"
-
-	"github.com/lockmux/lockmux/resp"
 )
 
 // The scripts of fencing.
@@ -37,13 +35,11 @@ func (m *Mutex) Fence() int64 {
 // buildFencedAcquire writes the first round of a fenced acquisition: every
 // lock key set, and the counter read, by one script.
 func (m *Mutex) buildFencedAcquire() {
-	call := &m.round.Calls[0]
-	call.SetScript(acquireFencedLua, len(m.keys)+1, 2)
-	call.Command = m.appendKeys(call.Command)
-	call.Command = resp.AppendBulkString(call.Command, m.fenceKey)
-	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
-	call.Command = resp.AppendBulkInt(call.Command, m.ttl)
-	m.round.SetAll()
+	m.round.SetScript(acquireFencedLua, len(m.keys)+1, 2)
+	m.appendKeys(m.round)
+	m.round.AppendString(m.fenceKey)
+	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
+	m.round.AppendInt(m.ttl)
 }
 
 // commitFence runs the second round of a fenced acquisition: the fence is
@@ -60,16 +56,14 @@ func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 		}
 	}
 	fence++
-	call := &m.round.Calls[0]
-	call.SetScript(commitFenceLua, len(m.keys)+1, 2)
-	call.Command = m.appendKeys(call.Command)
-	call.Command = resp.AppendBulkString(call.Command, m.fenceKey)
-	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
-	call.Command = resp.AppendBulkInt(call.Command, fence)
-	m.round.SetAll()
-	for i := range m.round.Calls {
+	m.round.SetScript(commitFenceLua, len(m.keys)+1, 2)
+	m.appendKeys(m.round)
+	m.round.AppendString(m.fenceKey)
+	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
+	m.round.AppendInt(fence)
+	for i := range m.tally.nodes {
 		if m.tally.nodes[i].outcome != OutcomeAcquired {
-			m.round.Calls[i].Reset() // it holds nothing of ours: not sent
+			m.round.Skip(i) // it holds nothing of ours: not sent
 		}
 	}
 	m.commitTally.reset(OperationLock, m.client.need)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/resp"
 )
 
 // Unlock releases the lock on every node. It returns nil only when a quorum
@@ -45,12 +44,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	// EVAL, not EVALSHA: the release is carried to completion by the
 	// transport, even when nobody waits for it, and nobody would be there
 	// to answer NOSCRIPT.
-	call := &m.round.Calls[0]
-	call.SetEval(releaseLua, len(m.keys), 1)
-	call.Command = m.appendKeys(call.Command)
-	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
+	m.round.SetEval(releaseLua, len(m.keys), 1)
+	m.appendKeys(m.round)
+	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
 	m.carryRelease(m.round)
-	m.round.SetAll()
 	m.tally.reset(OperationUnlock, c.need)
 	c.group.Send(m.round, m.roundDeadline())
 	waitErr := c.group.Wait(ctx, m.round, &m.tally)
@@ -153,8 +150,7 @@ func (m *Mutex) prepareExtension(round *mux.Round, tally *tally, token *[MaxToke
 	if e.ttl < MinTTL || validity(e.ttl, 0, c.options.DriftFactor) <= 0 {
 		return e, errMaxHold
 	}
-	m.buildScriptWithToken(&round.Calls[0], extendLua, e.token, e.ttl.Milliseconds())
-	round.SetAll()
+	m.buildScriptWithToken(round, extendLua, e.token, e.ttl.Milliseconds())
 	tally.reset(OperationExtend, c.need)
 	return e, nil
 }
@@ -221,15 +217,13 @@ func (m *Mutex) repair(ctx context.Context, e extension, round *mux.Round, tally
 	if !needed {
 		return
 	}
-	call := &round.Calls[0]
-	call.SetEval(acquireMultiLua, len(m.keys), 2)
-	call.Command = m.appendKeys(call.Command)
-	call.Command = resp.AppendBulk(call.Command, e.token)
-	call.Command = resp.AppendBulkInt(call.Command, e.ttl.Milliseconds())
-	round.SetAll()
+	round.SetEval(acquireMultiLua, len(m.keys), 2)
+	m.appendKeys(round)
+	round.AppendBulk(e.token)
+	round.AppendInt(e.ttl.Milliseconds())
 	for i, node := range tally.nodes {
 		if node.outcome != OutcomeMissing {
-			round.Calls[i].Reset()
+			round.Skip(i)
 		}
 	}
 	m.client.group.Send(round, m.roundDeadline())

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -32,7 +32,7 @@ func TestHostileNodeIsANodeErrorNotASuccess(t *testing.T) {
 			case "AUTH", "CLIENT", "SELECT":
 				return []byte("+OK\r\n")
 			case "SCRIPT":
-				return resp.AppendValue(nil, resp.Value{Type: resp.TypeBulkString, Str: []byte(conn.NewScript(command[2]).SHA)})
+				return resp.AppendValue(nil, resp.Value{Type: resp.TypeBulkString, Str: []byte(mux.NewScript(command[2]).SHA())})
 			}
 			return []byte(payload) // a sane handshake, then garbage
 		})

@@ -8,17 +8,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/resp"
 )
 
 // TokenPrefixLength is how many characters of a token Status reports:
 // enough to tell holders apart, too few to resume another's hold.
 const TokenPrefixLength = 8
 
-// inspectTimeout bounds Status and each step of Scan when the context has
-// no deadline.
+// inspectTimeout is how long the nodes have to answer the commands of
+// Status; the context bounds how long its caller waits.
 const inspectTimeout = 5 * time.Second
 
 // scanBatch is the COUNT hint of each SCAN.
@@ -81,12 +79,9 @@ func (c *Client) Status(ctx context.Context, key string) (LockStatus, error) {
 	}
 	deadline := time.Now().Add(inspectTimeout)
 	values, ttls, fences := c.group.NewRound(), c.group.NewRound(), c.group.NewRound()
-	values.Calls[0].Command = resp.AppendCommand(nil, "GET", key)
-	values.SetAll()
-	ttls.Calls[0].Command = resp.AppendCommand(nil, "PTTL", key)
-	ttls.SetAll()
-	fences.Calls[0].Command = resp.AppendCommand(nil, "GET", key+fenceKeySuffix)
-	fences.SetAll()
+	values.SetCommand("GET", key)
+	ttls.SetCommand("PTTL", key)
+	fences.SetCommand("GET", key+fenceKeySuffix)
 	for _, round := range []*mux.Round{values, ttls, fences} {
 		c.group.Send(round, deadline)
 	}
@@ -102,35 +97,35 @@ func (c *Client) Status(ctx context.Context, key string) (LockStatus, error) {
 	for i := range status.Nodes {
 		node := &status.Nodes[i]
 		node.Address = c.addresses[i]
-		value, ttl, fence := &values.Calls[i], &ttls.Calls[i], &fences.Calls[i]
+		value, ttl, fence := values.Reply(i), ttls.Reply(i), fences.Reply(i)
 		switch {
-		case value.Err != nil:
-			node.Err = value.Err
+		case values.Err(i) != nil:
+			node.Err = values.Err(i)
 			continue
-		case ttl.Err != nil:
-			node.Err = ttl.Err
+		case ttls.Err(i) != nil:
+			node.Err = ttls.Err(i)
 			continue
-		case value.Reply.IsError():
-			node.Err = fmt.Errorf("redlock: node %s: GET %q: %w", node.Address, key, value.Reply.Err())
+		case value.IsError():
+			node.Err = fmt.Errorf("redlock: node %s: GET %q: %w", node.Address, key, value.Err())
 			continue
-		case ttl.Reply.IsError():
-			node.Err = fmt.Errorf("redlock: node %s: PTTL %q: %w", node.Address, key, ttl.Reply.Err())
+		case ttl.IsError():
+			node.Err = fmt.Errorf("redlock: node %s: PTTL %q: %w", node.Address, key, ttl.Err())
 			continue
 		}
 		status.Answered++
-		if fence.Err == nil && !fence.Reply.IsError() && !fence.Reply.Null {
-			node.Fence, _ = strconv.ParseInt(string(fence.Reply.Str), 10, 64)
+		if fences.Err(i) == nil && !fence.IsError() && !fence.Null {
+			node.Fence, _ = strconv.ParseInt(string(fence.Str), 10, 64)
 		}
-		if value.Reply.Null || ttl.Reply.Int == -2 {
+		if value.Null || ttl.Int == -2 {
 			continue // missing, or expired between the two commands
 		}
-		token := string(value.Reply.Str)
+		token := string(value.Str)
 		node.Held = true
 		node.TokenPrefix = token[:min(len(token), TokenPrefixLength)]
-		if ttl.Reply.Int == -1 {
+		if ttl.Int == -1 {
 			node.Persistent = true
 		} else {
-			node.TTL = time.Duration(ttl.Reply.Int) * time.Millisecond
+			node.TTL = time.Duration(ttl.Int) * time.Millisecond
 		}
 		full[i] = token
 		tokens[token]++
@@ -200,7 +195,7 @@ func (c *Client) Scan(ctx context.Context, match string) ([]NodeKeys, error) {
 	var wait sync.WaitGroup
 	for i := range results {
 		wait.Go(func() {
-			results[i] = scanNode(ctx, c.group.Node(i), c.addresses[i], match)
+			results[i] = scanNode(ctx, c.group, i, c.addresses[i], match)
 		})
 	}
 	wait.Wait()
@@ -208,19 +203,19 @@ func (c *Client) Scan(ctx context.Context, match string) ([]NodeKeys, error) {
 }
 
 // scanNode walks one node's keyspace.
-func scanNode(ctx context.Context, node *conn.Conn, address, match string) NodeKeys {
+func scanNode(ctx context.Context, group *mux.Group, node int, address, match string) NodeKeys {
 	result := NodeKeys{Address: address}
-	scan := conn.Call{}
+	var scan mux.Request
 	cursor := "0"
 	for {
-		scan.Command = resp.AppendCommand(scan.Command[:0], "SCAN", cursor, "MATCH", match, "COUNT", strconv.Itoa(scanBatch))
-		next, keys, err := scanStep(ctx, node, &scan)
+		scan.SetCommand("SCAN", cursor, "MATCH", match, "COUNT", strconv.Itoa(scanBatch))
+		next, keys, err := scanStep(ctx, group, node, &scan)
 		if err != nil {
 			result.Err = fmt.Errorf("redlock: node %s: %w", address, err)
 			return result
 		}
 		if len(keys) > 0 {
-			found, err := readTTLs(ctx, node, keys)
+			found, err := readTTLs(ctx, group, node, keys)
 			result.Keys = append(result.Keys, found...)
 			if err != nil {
 				result.Err = fmt.Errorf("redlock: node %s: %w", address, err)
@@ -236,13 +231,14 @@ func scanNode(ctx context.Context, node *conn.Conn, address, match string) NodeK
 
 // scanStep runs one SCAN and returns the next cursor and the keys, copied
 // out of the reply.
-func scanStep(ctx context.Context, node *conn.Conn, call *conn.Call) (string, []string, error) {
-	stepContext, cancel := withInspectTimeout(ctx)
-	defer cancel()
-	if err := node.Do(stepContext, call); err != nil {
+func scanStep(ctx context.Context, group *mux.Group, node int, request *mux.Request) (string, []string, error) {
+	if err := group.Do(ctx, node, request); err != nil {
 		return "", nil, err
 	}
-	reply := call.Reply
+	if err := request.Err(); err != nil {
+		return "", nil, err
+	}
+	reply := request.Reply()
 	if reply.IsError() {
 		return "", nil, fmt.Errorf("SCAN: %w", reply.Err())
 	}
@@ -258,40 +254,27 @@ func scanStep(ctx context.Context, node *conn.Conn, call *conn.Call) (string, []
 
 // readTTLs sends PTTL for every key in one pipeline and returns the keys
 // that still exist with their TTLs.
-func readTTLs(ctx context.Context, node *conn.Conn, keys []string) ([]KeyTTL, error) {
-	deadline := time.Now().Add(inspectTimeout)
-	calls := make([]conn.Call, len(keys))
+func readTTLs(ctx context.Context, group *mux.Group, node int, keys []string) ([]KeyTTL, error) {
+	requests := make([]*mux.Request, len(keys))
 	for i, key := range keys {
-		calls[i].Command = resp.AppendCommand(nil, "PTTL", key)
-		node.Send(&calls[i], deadline)
+		requests[i] = mux.NewRequest("PTTL", key)
 	}
-	var firstError error
+	if err := group.Do(ctx, node, requests...); err != nil {
+		return nil, err
+	}
 	found := make([]KeyTTL, 0, len(keys))
 	for i, key := range keys {
-		call := &calls[i]
-		node.Wait(ctx, call)
+		reply := requests[i].Reply()
 		switch {
-		case firstError != nil:
-		case call.Err != nil:
-			firstError = call.Err
-		case call.Reply.IsError():
-			firstError = fmt.Errorf("PTTL %q: %w", key, call.Reply.Err())
-		case call.Reply.Int == -2:
+		case reply.IsError():
+			return found, fmt.Errorf("PTTL %q: %w", key, reply.Err())
+		case reply.Int == -2:
 			// deleted or expired since SCAN returned it
-		case call.Reply.Int == -1:
+		case reply.Int == -1:
 			found = append(found, KeyTTL{Key: key, Persistent: true, FenceCounter: strings.HasSuffix(key, fenceKeySuffix)})
 		default:
-			found = append(found, KeyTTL{Key: key, TTL: time.Duration(call.Reply.Int) * time.Millisecond})
+			found = append(found, KeyTTL{Key: key, TTL: time.Duration(reply.Int) * time.Millisecond})
 		}
 	}
-	return found, firstError
-}
-
-// withInspectTimeout gives ctx a deadline of inspectTimeout from now unless
-// it has one already.
-func withInspectTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, inspectTimeout)
+	return found, nil
 }

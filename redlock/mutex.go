@@ -9,9 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/resp"
 )
 
 // ErrNotHeld is returned by Unlock and Extend on a Mutex that is not held.
@@ -325,19 +323,18 @@ func (m *Mutex) roundDeadline() time.Time {
 // releaseCarriedUntil is when a release sent now stops mattering on a node
 // that has not answered it: every command that could have set or extended
 // the keys before it was sent has run, or never will, by one node timeout
-// after it (the connection fails then, see conn.Call.Carry), and their TTL
+// after it (the connection fails then, see mux.Round.Carry), and their TTL
 // has passed a TTL and the drift allowance later.
 func (m *Mutex) releaseCarriedUntil() time.Time {
 	c := m.client
 	return time.Now().Add(m.options.TTL + drift(m.options.TTL, c.options.DriftFactor) + c.options.NodeTimeout)
 }
 
-// carryRelease marks the release written into the first call of round as
-// carried (conn.Call.Carry): it is finished by the transport, whoever
-// waits for it, and sent again after a reconnection.
+// carryRelease marks the release written into round as carried
+// (mux.Round.Carry): it is finished by the transport, whoever waits for
+// it, and sent again after a reconnection.
 func (m *Mutex) carryRelease(round *mux.Round) {
-	call := &round.Calls[0]
-	call.Carry, call.CarryUntil, call.Label = true, m.releaseCarriedUntil(), m.key
+	round.Carry(m.releaseCarriedUntil(), m.key)
 }
 
 // attempt runs one acquisition: one round, two with fencing, and a
@@ -430,31 +427,26 @@ func (m *Mutex) newToken() error {
 // buildAcquire writes the acquisition command into the round: SET key token
 // NX PX ttl for one key, the all-or-nothing script for several.
 func (m *Mutex) buildAcquire() {
-	call := &m.round.Calls[0]
-	token := m.tokenBytes[:m.tokenSize]
-	if len(m.keys) == 1 {
-		call.Reset()
-		call.Command = resp.AppendArrayHeader(call.Command, 6)
-		call.Command = resp.AppendBulkString(call.Command, "SET")
-		call.Command = resp.AppendBulkString(call.Command, m.key)
-		call.Command = resp.AppendBulk(call.Command, token)
-		call.Command = resp.AppendBulkString(call.Command, "NX")
-		call.Command = resp.AppendBulkString(call.Command, "PX")
-		call.Command = resp.AppendBulkInt(call.Command, m.ttl)
-	} else {
-		m.buildScript(call, acquireMultiLua, m.ttl)
+	if len(m.keys) > 1 {
+		m.buildScript(m.round, acquireMultiLua, m.ttl)
+		return
 	}
-	m.round.SetAll()
+	m.round.StartCommand(6, "SET")
+	m.round.AppendString(m.key)
+	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
+	m.round.AppendString("NX")
+	m.round.AppendString("PX")
+	m.round.AppendInt(m.ttl)
 }
 
 // releaseAfterFailure sends the release to every node that may hold the key
 // after a failed attempt, without waiting for the replies: a node whose
 // SET timed out may still apply it, and the release, queued behind it on
 // the same connection, removes it. The release is carried: the transport
-// finishes it (see conn.Call.Carry).
+// finishes it (see mux.Round.Carry).
 func (m *Mutex) releaseAfterFailure() {
 	needed := false
-	for i := range m.round.Calls {
+	for i := range m.tally.nodes {
 		if m.tally.mayHoldKey(i) {
 			needed = true
 		}
@@ -465,48 +457,45 @@ func (m *Mutex) releaseAfterFailure() {
 	// EVAL rather than EVALSHA: nobody awaits these replies, so a NOSCRIPT
 	// could not be answered with the fallback. Quiet: waking the waiters
 	// for a lock nobody held would only make them collide again.
-	call := &m.round.Calls[0]
-	call.SetEval(releaseLua, len(m.keys), 2)
-	call.Command = m.appendKeys(call.Command)
-	call.Command = resp.AppendBulk(call.Command, m.tokenBytes[:m.tokenSize])
-	call.Command = resp.AppendBulkString(call.Command, "quiet")
+	m.round.SetEval(releaseLua, len(m.keys), 2)
+	m.appendKeys(m.round)
+	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
+	m.round.AppendString("quiet")
 	m.carryRelease(m.round)
-	m.round.SetAll()
-	for i := range m.round.Calls {
+	for i := range m.tally.nodes {
 		if !m.tally.mayHoldKey(i) {
-			m.round.Calls[i].Reset()
+			m.round.Skip(i)
 		}
 	}
 	m.client.group.Send(m.round, m.roundDeadline())
 	m.client.group.Discard(m.round)
 }
 
-// buildScript writes "EVALSHA script keys… token [ttl]" into call; a
+// buildScript writes "EVALSHA script keys… token [ttl]" into round; a
 // negative ttl leaves the TTL argument out.
-func (m *Mutex) buildScript(call *conn.Call, script *conn.Script, ttl int64) {
-	m.buildScriptWithToken(call, script, m.tokenBytes[:m.tokenSize], ttl)
+func (m *Mutex) buildScript(round *mux.Round, script *mux.Script, ttl int64) {
+	m.buildScriptWithToken(round, script, m.tokenBytes[:m.tokenSize], ttl)
 }
 
 // buildScriptWithToken is buildScript with the token given.
-func (m *Mutex) buildScriptWithToken(call *conn.Call, script *conn.Script, token []byte, ttl int64) {
+func (m *Mutex) buildScriptWithToken(round *mux.Round, script *mux.Script, token []byte, ttl int64) {
 	arguments := 1
 	if ttl >= 0 {
 		arguments = 2
 	}
-	call.SetScript(script, len(m.keys), arguments)
-	call.Command = m.appendKeys(call.Command)
-	call.Command = resp.AppendBulk(call.Command, token)
+	round.SetScript(script, len(m.keys), arguments)
+	m.appendKeys(round)
+	round.AppendBulk(token)
 	if ttl >= 0 {
-		call.Command = resp.AppendBulkInt(call.Command, ttl)
+		round.AppendInt(ttl)
 	}
 }
 
-// appendKeys appends the Mutex's keys to a command, as bulk strings.
-func (m *Mutex) appendKeys(command []byte) []byte {
+// appendKeys appends the Mutex's keys to round's command.
+func (m *Mutex) appendKeys(round *mux.Round) {
 	for _, key := range m.keys {
-		command = resp.AppendBulkString(command, key)
+		round.AppendString(key)
 	}
-	return command
 }
 
 // reportNodeErrors counts the failed nodes of the last round and tells the

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/lockmux/lockmux/mux"
 )
 
 // Defaults of Options. A zero field of Options means its default.
 const (
 	// DefaultDialTimeout bounds one dial to a node with its handshake.
-	DefaultDialTimeout = 2 * time.Second
+	DefaultDialTimeout = mux.DefaultDialTimeout
 	// DefaultNodeTimeout bounds the wait for one node's reply within a
 	// round.
 	DefaultNodeTimeout = 50 * time.Millisecond
@@ -26,14 +28,18 @@ const (
 	DefaultClientName = "lockmux"
 )
 
+// Protocol is the version of the protocol spoken with the nodes, for
+// Options.Protocol.
+type Protocol = mux.Protocol
+
 // Values of Options.Protocol.
 const (
 	// ProtocolAuto asks for RESP3 and falls back to RESP2.
-	ProtocolAuto = 0
+	ProtocolAuto = mux.ProtocolAuto
 	// ProtocolRESP2 speaks RESP2 only.
-	ProtocolRESP2 = 2
+	ProtocolRESP2 = mux.ProtocolRESP2
 	// ProtocolRESP3 requires RESP3: a node without it is an error.
-	ProtocolRESP3 = 3
+	ProtocolRESP3 = mux.ProtocolRESP3
 )
 
 // Defaults and limits of MutexOptions. A zero field of MutexOptions means
@@ -90,7 +96,7 @@ type Options struct {
 	// Protocol selects the RESP version: ProtocolAuto (0, RESP3 with a
 	// fallback to RESP2), ProtocolRESP2 or ProtocolRESP3. Other values are
 	// invalid.
-	Protocol int
+	Protocol Protocol
 
 	// ClientName is sent with CLIENT SETNAME, so that the connections are
 	// recognised in CLIENT LIST. Zero means DefaultClientName ("lockmux").

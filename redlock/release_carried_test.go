@@ -168,7 +168,7 @@ func TestAbandonedAcquisitionIsNotReplayedAfterItsRelease(t *testing.T) {
 
 	// The slow node knows the release but not the multi-key acquisition.
 	servers[2].Do(t, "SCRIPT", "FLUSH")
-	servers[2].Do(t, "SCRIPT", "LOAD", releaseLua.Source)
+	servers[2].Do(t, "SCRIPT", "LOAD", releaseLua.Source())
 	slow.Delay(5*time.Millisecond, 5*time.Millisecond)
 	require.NoError(t, m.Lock(ctx))
 	require.NoError(t, m.Unlock(ctx))

@@ -16,8 +16,7 @@ func (m *Mutex) resume(ctx context.Context) (time.Duration, bool) {
 	c := m.client
 	clock := c.options.Clock
 	start := clock.Now()
-	m.buildScript(&m.round.Calls[0], checkLua, -1)
-	m.round.SetAll()
+	m.buildScript(m.round, checkLua, -1)
 	m.tally.reset(OperationResume, c.need)
 	c.group.Send(m.round, m.roundDeadline())
 	waitErr := c.group.Wait(ctx, m.round, &m.tally)

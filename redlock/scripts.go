@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"strings"
 
-	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux"
 )
 
 // The Lua scripts run on the nodes. Each takes the lock keys as KEYS (the
@@ -107,12 +107,12 @@ const (
 // newScript returns the script for a Lua source without its comment lines:
 // the files keep their explanations, and the nodes get only the code, which
 // a release sends whole with every EVAL.
-func newScript(source string) *conn.Script {
+func newScript(source string) *mux.Script {
 	var code strings.Builder
 	for line := range strings.Lines(source) {
 		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
 			code.WriteString(line)
 		}
 	}
-	return conn.NewScript(code.String())
+	return mux.NewScript(code.String())
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -52,11 +52,12 @@ func (c *cluster) client(t testing.TB, options Options) *Client {
 // it is ordered after every command the client sent to that node.
 func (c *Client) do(t testing.TB, i int, arguments ...string) resp.Value {
 	t.Helper()
-	call := &conn.Call{Command: resp.AppendCommand(nil, arguments...)}
+	request := mux.NewRequest(arguments...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	require.NoError(t, c.group.Node(i).Do(ctx, call))
-	return call.Reply
+	require.NoError(t, c.group.Do(ctx, i, request))
+	require.NoError(t, request.Err())
+	return request.Reply()
 }
 
 // values returns the value of key on every node ("" where it is missing).

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -55,12 +55,13 @@ func (t *tally) reset(operation Operation, need int) {
 
 // Count implements mux.Tally: it classifies node i's outcome and reports
 // whether the round is decided.
-func (t *tally) Count(node int, call *conn.Call) bool {
+func (t *tally) Count(node int, round *mux.Round) bool {
 	outcome := &t.nodes[node]
-	*outcome = nodeOutcome{latency: call.Latency}
-	outcome.outcome, outcome.err, outcome.config = t.classify(call)
-	if outcome.outcome == OutcomeAcquired && call.Reply.Type == resp.TypeInteger {
-		outcome.number = call.Reply.Int
+	*outcome = nodeOutcome{latency: round.Latency(node)}
+	reply := round.Reply(node)
+	outcome.outcome, outcome.err, outcome.config = t.classify(round, node)
+	if outcome.outcome == OutcomeAcquired && reply.Type == resp.TypeInteger {
+		outcome.number = reply.Int
 	}
 	switch outcome.outcome {
 	case OutcomeAcquired:
@@ -82,24 +83,25 @@ func (t *tally) Count(node int, call *conn.Call) bool {
 	return t.got >= t.need
 }
 
-// classify turns a call into an outcome. It allocates only for failures.
-func (t *tally) classify(call *conn.Call) (Outcome, error, bool) {
-	if call.Err != nil {
+// classify turns node's outcome in round into an Outcome. It allocates
+// only for failures.
+func (t *tally) classify(round *mux.Round, node int) (Outcome, error, bool) {
+	if err := round.Err(node); err != nil {
 		switch {
-		case call.Abandoned():
+		case round.Abandoned(node):
 			return OutcomeTimeout, errNotAwaited, false
-		case errors.Is(call.Err, conn.ErrNotConnected):
-			if errors.Is(call.Err, conn.ErrAuth) {
+		case errors.Is(err, mux.ErrNotConnected):
+			if errors.Is(err, mux.ErrAuth) {
 				// Rejected credentials or permissions: retrying cannot help.
-				return OutcomeNotSent, fmt.Errorf("%w: %w", ErrConfig, call.Err), true
+				return OutcomeNotSent, fmt.Errorf("%w: %w", ErrConfig, err), true
 			}
-			return OutcomeNotSent, call.Err, false
-		case errors.Is(call.Err, os.ErrDeadlineExceeded):
-			return OutcomeTimeout, call.Err, false
+			return OutcomeNotSent, err, false
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return OutcomeTimeout, err, false
 		}
-		return OutcomeError, call.Err, false
+		return OutcomeError, err, false
 	}
-	reply := call.Reply
+	reply := round.Reply(node)
 	if reply.IsError() {
 		code := string(resp.ErrorCode(reply.Str))
 		if isConfigErrorCode(code) {

@@ -135,7 +135,8 @@ func (n *notifier) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	for _, address := range c.dialAddresses {
-		options := c.options.connOptions()
+		options := conn.Options{Username: c.options.Username, Password: c.options.Password, TLSConfig: c.options.TLSConfig,
+			DialTimeout: c.options.DialTimeout, ClientName: c.options.ClientName}
 		options.Protocol = conn.ProtocolRESP3
 		options.OnPush = n.deliver
 		subscriber, err := conn.New(address, options)

@@ -1,0 +1,38 @@
+package mux
+
+import (
+	"errors"
+
+	"github.com/lockmux/lockmux/conn"
+)
+
+var (
+	// ErrNoNodes is returned by New for an empty address list.
+	ErrNoNodes = errors.New("mux: no addresses")
+
+	// ErrNotConnected is matched by the outcome of a command that was not
+	// sent because its server's connection is down or being dialled again:
+	// the server never saw it. It is conn's error, re-exported.
+	ErrNotConnected = conn.ErrNotConnected
+
+	// ErrAuth is matched when a server rejected the credentials or the
+	// permissions of the connection (NOAUTH, WRONGPASS, NOPERM at the
+	// handshake): retrying does not help. It is conn's error, re-exported.
+	ErrAuth = conn.ErrAuth
+
+	// ErrUnfinished is matched by the error of Close when carried commands
+	// could not be finished (see Round.Carry). It is conn's error,
+	// re-exported.
+	ErrUnfinished = conn.ErrUnfinished
+)
+
+// ParseAddress checks an address in the forms New accepts ("host:port",
+// "redis://[user:password@]host:port[/db]", "rediss://…", "unix:///path")
+// and returns it without its password, as Group.Address names it.
+func ParseAddress(address string) (string, error) {
+	parsed, err := conn.ParseAddress(address)
+	if err != nil {
+		return "", err
+	}
+	return parsed.String(), nil
+}

@@ -1,0 +1,68 @@
+package mux
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockmux/lockmux/resp"
+)
+
+// Request is one command to one server and, once Group.Do returned, its
+// reply. Build it with the methods of its command (SetCommand, SetScript,
+// AppendString, …). A Request is reusable, and belongs to one caller at a
+// time.
+type Request struct {
+	command
+}
+
+// NewRequest returns a Request for the given arguments, the first being
+// the command's name.
+func NewRequest(arguments ...string) *Request {
+	r := &Request{}
+	r.SetCommand(arguments...)
+	return r
+}
+
+// Reply returns the server's answer. A server error reply is a Reply of
+// type resp.TypeError, not an Err. It stays valid until the Request is
+// sent again.
+func (r *Request) Reply() resp.Value { return r.call.Reply }
+
+// Err returns the transport failure that kept the reply from arriving, or
+// nil.
+func (r *Request) Err() error { return r.call.Err }
+
+// Latency returns the time from sending the request to its reply.
+func (r *Request) Latency() time.Duration { return r.call.Latency }
+
+// Do sends the requests to server node in one write and waits for their
+// replies, each for at most Options.RequestTimeout, or until ctx ends. It
+// returns ctx's error when ctx ended first (the requests then go on
+// without a waiter), otherwise the first transport error; each request
+// has its own outcome.
+func (g *Group) Do(ctx context.Context, node int, requests ...*Request) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("mux: %s: %w", g.nodes[node].Address(), err)
+	}
+	server := g.nodes[node]
+	deadline := time.Now().Add(g.options.RequestTimeout)
+	for _, request := range requests {
+		server.Send(&request.call, deadline)
+	}
+	server.Flush()
+	var first error
+	for _, request := range requests {
+		server.Wait(ctx, &request.call)
+		if request.call.Abandoned() {
+			for _, rest := range requests {
+				server.Abandon(&rest.call)
+			}
+			return fmt.Errorf("mux: %s: %w", server.Address(), request.call.Err)
+		}
+		if first == nil {
+			first = request.call.Err
+		}
+	}
+	return first
+}

@@ -1,0 +1,71 @@
+package mux
+
+import (
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// Round is one command sent to every server of a Group, and each server's
+// outcome. Build the command with the methods of its command (StartCommand,
+// SetScript, AppendString, …), leave servers out with Skip, then give it to
+// Group.Send and Group.Wait. It is reused from round to round, without
+// allocating.
+//
+// A Round is not safe for concurrent use.
+type Round struct {
+	command
+
+	// Ordered makes Send queue the round's command on every server before
+	// any other ordered round of the Group can queue its own: each server
+	// then receives the ordered rounds in the same order. Two lock attempts
+	// of one client on one key, racing, get the same answer from every
+	// server instead of splitting the servers between them (a split vote
+	// costs both a backoff). Rounds whose order does not matter leave it
+	// unset and never wait for each other.
+	Ordered bool
+
+	calls    []conn.Call // one per server, in the Group's order
+	skip     []bool      // servers left out of the next Send
+	gathered []bool      // the calls whose outcome Wait has taken
+}
+
+// NewRound returns a Round sized for this Group.
+func (g *Group) NewRound() *Round {
+	return &Round{calls: make([]conn.Call, len(g.nodes)), skip: make([]bool, len(g.nodes)), gathered: make([]bool, len(g.nodes))}
+}
+
+// Skip leaves server node out of the next Send: it is not sent the
+// command, and Wait does not wait for it.
+func (r *Round) Skip(node int) { r.skip[node] = true }
+
+// Sent reports whether server node was sent the command in the last Send.
+func (r *Round) Sent(node int) bool { return len(r.calls[node].Command) != 0 }
+
+// Reply returns server node's answer in the last round. A server error
+// reply is a Reply of type resp.TypeError, not an Err. It stays valid
+// until the Round is sent again.
+func (r *Round) Reply(node int) resp.Value { return r.calls[node].Reply }
+
+// Err returns the transport failure that kept server node's reply from
+// arriving, or nil. Unless it matches ErrNotConnected (the command was not
+// sent), the command may or may not have been applied.
+func (r *Round) Err(node int) error { return r.calls[node].Err }
+
+// Latency returns the time from sending the command to server node to its
+// reply or failure.
+func (r *Round) Latency(node int) time.Duration { return r.calls[node].Latency }
+
+// Abandoned reports whether Wait stopped waiting for server node's reply:
+// the round was decided first, or the caller's context ended. Its outcome
+// is unknown.
+func (r *Round) Abandoned(node int) bool { return r.calls[node].Abandoned() }
+
+// Tally counts the outcomes of a round as they are gathered.
+type Tally interface {
+	// Count takes the outcome of server node (see Round.Reply and
+	// Round.Err) and reports whether the round's outcome is decided, so
+	// that the remaining replies need not be awaited.
+	Count(node int, round *Round) (decided bool)
+}
