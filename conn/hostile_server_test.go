@@ -132,10 +132,15 @@ func hostileCases() []hostileCase {
 		{name: "R12 double infinity spelled out", payload: ",infinity\r\n", want: outcomeProtocol},
 		{name: "R12 hexadecimal double", payload: ",0x1p3\r\n", want: outcomeProtocol},
 		{name: "R12 double over 326 bytes", payload: "," + repeat("1", 400) + "\r\n", want: outcomeTooLarge},
-		{name: "R12 big number with a letter", payload: "(12a\r\n", want: outcomeProtocol},
+		{name: "R12 double NaN in capitals", payload: ",NaN\r\n", want: outcomeProtocol},
+		{name: "R12 double nan with a payload", payload: ",-nan(1)\r\n", want: outcomeProtocol},
+		// What a real server sends is accepted, however odd: a NaN with its
+		// sign, a script's big_number of any text, an aggregate key.
+		{name: "R12 negative nan in an attribute", payload: "|1\r\n+score\r\n,-nan\r\n$1\r\nx\r\n", want: outcomeValue},
+		{name: "R12 big number of any text in an attribute", payload: "|1\r\n+n\r\n(123  123\r\n$1\r\nx\r\n", want: outcomeValue},
+		{name: "R12 attribute with an aggregate key", payload: "|1\r\n*1\r\n:1\r\n:2\r\n$1\r\nx\r\n", want: outcomeValue},
 		{name: "R12 verbatim shorter than its format", payload: "=3\r\nabc\r\n", want: outcomeProtocol},
 		{name: "R12 verbatim without a colon", payload: "=5\r\nabcde\r\n", want: outcomeProtocol},
-		{name: "R12 map with an aggregate key", payload: "%1\r\n*1\r\n:1\r\n:2\r\n", want: outcomeProtocol},
 		// R14 a redirection is an error reply, never followed.
 		{name: "R14 malformed MOVED", payload: "-MOVED abc 203.0.113.1:x\r\n", want: outcomeServerError},
 	}

@@ -87,9 +87,14 @@ var readerReplies = []struct {
 	{name: "NOSCRIPT", reply: "-NOSCRIPT No matching script. Please use EVAL.\r\n"},
 	{name: "bulk 40", reply: "$40\r\n" + strings.Repeat("a", 40) + "\r\n"},
 	{name: "boolean", reply: "#t\r\n"},
+	{name: "double", reply: ",3.141\r\n"},
+	{name: "double exponent", reply: ",1.0000000000000001e-05\r\n"},
+	{name: "negative nan", reply: ",-nan\r\n"},
+	{name: "big number of any text", reply: "(123  123\r\n"},
 	// Aggregates reuse the Reader's element memory once warm.
 	{name: "hello map", reply: redisReplies[8]},
 	{name: "invalidation push", reply: redisReplies[10]},
+	{name: "doubles in an array", reply: "*3\r\n,-nan\r\n,inf\r\n,1.0000000000000001e+300\r\n"},
 }
 
 func TestAllocsReadReply(t *testing.T) {
@@ -124,7 +129,10 @@ func TestAllocsErrorCode(t *testing.T) {
 }
 
 func TestAllocsParseScalar(t *testing.T) {
-	for _, tc := range readerReplies[:8] {
+	for _, tc := range readerReplies {
+		if Type(tc.reply[0]).isAggregate() {
+			continue // Parse makes their element memory anew
+		}
 		frame := []byte(tc.reply)
 		allocs := testing.AllocsPerRun(1000, func() {
 			if _, _, err := Parse(frame, Limits{}); err != nil {

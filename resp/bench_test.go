@@ -64,6 +64,10 @@ var benchmarkReplies = []struct {
 	{name: "Error", reply: "-ERR x\r\n"},
 	{name: "Bulk40", reply: "$40\r\n" + strings.Repeat("a", 40) + "\r\n"},
 	{name: "Hello", reply: redisReplies[8]},
+	{name: "Double", reply: ",3.141\r\n"},
+	{name: "DoubleExponent", reply: ",1.0000000000000001e-05\r\n"},
+	{name: "DoubleNaN", reply: ",nan\r\n"},
+	{name: "DoubleNegativeNaN", reply: ",-nan\r\n"},
 }
 
 func BenchmarkReadReply(b *testing.B) {

@@ -19,7 +19,9 @@
 // checked against Limits before it is trusted, aggregates are parsed with an
 // explicit stack bounded by the depth limit, the grammar is strict (exact
 // CRLF, no leading zeros, no '+' in integers), and memory is committed only
-// as bytes arrive, never from a declared length. Attributes are checked under
+// as bytes arrive, never from a declared length. Within limits, what Redis
+// servers write parses, odd as some of it is: a NaN spelled "-nan", a big
+// number whose text a script chose, an aggregate as a map key. Attributes are checked under
 // the same limits and skipped. A Reader waits for a bulk payload to arrive
 // whole before parsing again, and resumes an unfinished aggregate where it
 // stopped, so a reply trickling in costs time linear in its size.

@@ -62,8 +62,8 @@ func AppendCommand(dst []byte, args ...string) []byte {
 // A null of type TypeBulkString or TypeArray encodes as the RESP2 `$-1` or
 // `*-1`, any other null as `_`. A Double is written from Float (Str is
 // ignored), an Integer from Int and a Boolean from Int != 0. The caller keeps
-// simple strings and errors free of CR and LF, and big numbers to digits: the
-// text is written as is. A Map writes len(Elems)/2 pairs. A TypeAttribute
+// simple strings, errors and big numbers free of CR and LF: the text is
+// written as is. A Map writes len(Elems)/2 pairs. A TypeAttribute
 // value encodes as an attribute header and its pairs; a Parse of the result
 // expects the value it annotates to follow. A value of unknown type encodes
 // as an array of its Elems.

@@ -51,6 +51,7 @@ var validFrames = []validFrame{
 	{name: "double inf", input: ",inf\r\n", want: double(math.Inf(1))},
 	{name: "double negative inf", input: ",-inf\r\n", want: double(math.Inf(-1))},
 	{name: "double nan", input: ",nan\r\n", want: double(math.NaN())},
+	{name: "double negative nan", input: ",-nan\r\n", want: double(math.Copysign(math.NaN(), -1))},
 	{name: "double 17 digits", input: ",3.1400000000000001\r\n", want: double(3.14)},
 	{
 		name:  "big number",
@@ -81,6 +82,8 @@ var validFrames = []validFrame{
 	{name: "empty map", input: "%0\r\n", want: mapOf()},
 	{name: "map with null key", input: "%1\r\n_\r\n*1\r\n:1\r\n", want: mapOf(Value{Type: TypeNull, Null: true}, array(integer(1)))},
 	{name: "set", input: "~3\r\n+a\r\n:1\r\n,2.5\r\n", want: setOf(simple("a"), integer(1), double(2.5))},
+	{name: "map with an array key", input: "%1\r\n*1\r\n:1\r\n:2\r\n", want: mapOf(array(integer(1)), integer(2))},
+	{name: "attribute with an aggregate key", input: "|1\r\n*0\r\n+b\r\n:1\r\n", want: integer(1)},
 	{
 		name:  "push message",
 		input: ">3\r\n$7\r\nmessage\r\n$7\r\nchannel\r\n$5\r\nhello\r\n",
@@ -196,6 +199,8 @@ var invalidFrames = []invalidFrame{
 	{rule: "R6", name: "length line with a bare LF", input: "$2\nab\r\n", offset: 2},
 	{rule: "R6", name: "integer with a bare LF", input: ":1\n", offset: 2},
 	{rule: "R6", name: "null with a bare LF", input: "_\n", offset: 1},
+	{rule: "R6", name: "big number with a bare LF", input: "(12\n3\r\n", offset: 3},
+	{rule: "R6", name: "big number with a CR inside", input: "(12\r3\r\n", offset: 4},
 	// R7: overlong lines, reported before the CRLF arrives.
 	{rule: "R7", name: "line above a small limit", input: "+123456789\r\n", offset: 9, tooLarge: true, limits: Limits{MaxLineLength: 8}},
 	{rule: "R7", name: "line above a small limit without CRLF", input: "+123456789", offset: 9, tooLarge: true, limits: Limits{MaxLineLength: 8}, truncated: true},
@@ -215,7 +220,6 @@ var invalidFrames = []invalidFrame{
 	// R11: attributes count towards the limits.
 	{rule: "R11", name: "attribute above the depth limit", input: "*1\r\n|1\r\n+a\r\n+b\r\n:1\r\n", offset: 4, tooLarge: true, limits: Limits{MaxDepth: 1}},
 	{rule: "R11", name: "attribute above the total limit", input: "|2\r\n:1\r\n:2\r\n:3\r\n:4\r\n*1\r\n:1\r\n", offset: 20, tooLarge: true, limits: Limits{MaxTotalElements: 4}},
-	{rule: "R11", name: "attribute with an aggregate key", input: "|1\r\n*0\r\n+b\r\n:1\r\n", offset: 4},
 	{rule: "R11", name: "attribute without its value", input: "|1\r\n+a\r\n+b\r\n.\r\n", offset: 12},
 	// R12: type grammar.
 	{rule: "R12", name: "null with text", input: "_x\r\n", offset: 1},
@@ -227,23 +231,24 @@ var invalidFrames = []invalidFrame{
 	{rule: "R12", name: "double infinity", input: ",infinity\r\n", offset: 4},
 	{rule: "R12", name: "double Inf", input: ",Inf\r\n", offset: 1},
 	{rule: "R12", name: "double plus inf", input: ",+inf\r\n", offset: 2},
-	{rule: "R12", name: "double minus nan", input: ",-nan\r\n", offset: 2},
+	{rule: "R12", name: "double plus nan", input: ",+nan\r\n", offset: 2},
+	{rule: "R12", name: "double NaN", input: ",NaN\r\n", offset: 1},
+	{rule: "R12", name: "double minus NAN", input: ",-NAN\r\n", offset: 2},
+	{rule: "R12", name: "double nan with a payload", input: ",nan(1)\r\n", offset: 4},
+	{rule: "R12", name: "double minus nan with a payload", input: ",-nan(1)\r\n", offset: 5},
+	{rule: "R12", name: "double minus nan and more", input: ",-nanx\r\n", offset: 5},
+	{rule: "R12", name: "double two minus signs", input: ",--nan\r\n", offset: 2},
+	{rule: "R12", name: "double minus infinity", input: ",-infinity\r\n", offset: 5},
+	{rule: "R12", name: "double minus alone", input: ",-\r\n", offset: 2},
+	{rule: "R12", name: "double exponent sign alone", input: ",1e+\r\n", offset: 4},
 	{rule: "R12", name: "double with a space", input: ", 1\r\n", offset: 1},
 	{rule: "R12", name: "double ending in a dot", input: ",1.\r\n", offset: 3},
 	{rule: "R12", name: "double starting with a dot", input: ",.5\r\n", offset: 1},
 	{rule: "R12", name: "double exponent without digits", input: ",1e\r\n", offset: 3},
 	{rule: "R12", name: "empty double", input: ",\r\n", offset: 1},
 	{rule: "R12", name: "double out of range", input: ",1e400\r\n", offset: 1},
-	{rule: "R12", name: "big number with a plus", input: "(+1\r\n", offset: 1},
-	{rule: "R12", name: "big number minus alone", input: "(-\r\n", offset: 2},
-	{rule: "R12", name: "empty big number", input: "(\r\n", offset: 1},
-	{rule: "R12", name: "big number with a letter", input: "(12a\r\n", offset: 3},
-	{rule: "R12", name: "big number with a minus inside", input: "(1-2\r\n", offset: 2},
 	{rule: "R12", name: "verbatim shorter than 4", input: "=3\r\ntxt\r\n", offset: 0},
 	{rule: "R12", name: "verbatim without a colon", input: "=5\r\ntxtx:\r\n", offset: 7},
-	{rule: "R12", name: "map with an array key", input: "%1\r\n*0\r\n:1\r\n", offset: 4},
-	{rule: "R12", name: "map with a map key", input: "%1\r\n%0\r\n:1\r\n", offset: 4},
-	{rule: "R12", name: "map with an attributed set key", input: "%1\r\n|1\r\n+a\r\n+b\r\n~0\r\n:1\r\n", offset: 16},
 }
 
 // redisReplies are replies of Redis 7 to the commands of a lock client, as
@@ -277,6 +282,104 @@ var redisReplies = []string{
 	"-NOPERM this user has no permissions to run the 'eval' command\r\n",
 	"-CLUSTERDOWN Hash slot not served\r\n",
 	"$40\r\n0123456789abcdef0123456789abcdef01234567\r\n", // SCRIPT LOAD: a SHA1
+}
+
+// serverReplies are RESP3 replies a Redis 7.0 server sends, as captured on
+// the wire, beyond the replies of a lock client: what scripts can make of
+// Lua values, DEBUG PROTOCOL's sample of every type, and the doubles of
+// sorted sets and GEOPOS. None of them may poison a Reader.
+var serverReplies = []validFrame{
+	{name: "EVAL double 0 over 0", input: ",-nan\r\n", want: double(math.Copysign(math.NaN(), -1))},
+	{name: "EVAL double -(0 over 0)", input: ",nan\r\n", want: double(math.NaN())},
+	{name: "EVAL double 1 over 0", input: ",inf\r\n", want: double(math.Inf(1))},
+	{name: "EVAL double -1 over 0", input: ",-inf\r\n", want: double(math.Inf(-1))},
+	{name: "EVAL double -0", input: ",-0\r\n", want: double(math.Copysign(0, -1))},
+	{name: "EVAL double 1e-5", input: ",1.0000000000000001e-05\r\n", want: double(1e-5)},
+	{name: "EVAL double 1.5e-7", input: ",1.4999999999999999e-07\r\n", want: double(1.4999999999999999e-07)},
+	{name: "EVAL double 1e300", input: ",1.0000000000000001e+300\r\n", want: double(1e300)},
+	{name: "EVAL double 1e21", input: ",1e+21\r\n", want: double(1e21)},
+	{name: "EVAL double largest", input: ",1.7976931348623157e+308\r\n", want: double(math.MaxFloat64)},
+	{name: "EVAL double smallest", input: ",4.9406564584124654e-324\r\n", want: double(math.SmallestNonzeroFloat64)},
+	{
+		// Lua's big_number is sent as it is, CR and LF turned to spaces:
+		// Redis's own tests call this "malformed big number".
+		name:  "EVAL big_number with CRLF",
+		input: "(123  123\r\n",
+		want:  Value{Type: TypeBigNumber, Str: []byte("123  123")},
+	},
+	{name: "EVAL big_number empty", input: "(\r\n", want: Value{Type: TypeBigNumber, Str: []byte("")}},
+	{name: "EVAL big_number abc", input: "(abc\r\n", want: Value{Type: TypeBigNumber, Str: []byte("abc")}},
+	{
+		name:  "EVAL verbatim_string without a format",
+		input: "=5\r\n   :x\r\n",
+		want:  Value{Type: TypeVerbatim, Format: [3]byte{' ', ' ', ' '}, Str: []byte("x")},
+	},
+	{
+		name:  "EVAL verbatim_string with a long format",
+		input: "=5\r\nmar:x\r\n",
+		want:  Value{Type: TypeVerbatim, Format: [3]byte{'m', 'a', 'r'}, Str: []byte("x")},
+	},
+	{
+		// A Lua table key is converted like any value.
+		name:  "EVAL map with an array key",
+		input: "%1\r\n*1\r\n:1\r\n:1\r\n",
+		want:  mapOf(array(integer(1)), integer(1)),
+	},
+	{
+		name:  "EVAL map with a map key",
+		input: "%1\r\n%1\r\n$1\r\na\r\n:1\r\n:2\r\n",
+		want:  mapOf(mapOf(bulk("a"), integer(1)), integer(2)),
+	},
+	{name: "EVAL map", input: "%1\r\n$1\r\na\r\n:1\r\n", want: mapOf(bulk("a"), integer(1))},
+	{name: "EVAL set", input: "~1\r\n$1\r\na\r\n", want: setOf(bulk("a"))},
+	{name: "EVAL nil", input: "_\r\n", want: Value{Type: TypeNull, Null: true}},
+	{name: "EVAL err with CRLF", input: "-bad  thing\r\n", want: simpleErr("bad  thing")},
+	{name: "EVAL ok with CRLF", input: "+o  k\r\n", want: simple("o  k")},
+	{name: "DEBUG PROTOCOL string", input: "$11\r\nHello World\r\n", want: bulk("Hello World")},
+	{name: "DEBUG PROTOCOL integer", input: ":12345\r\n", want: integer(12345)},
+	{name: "DEBUG PROTOCOL double", input: ",3.141\r\n", want: double(3.141)},
+	{
+		name:  "DEBUG PROTOCOL bignum",
+		input: "(1234567999999999999999999999999999999\r\n",
+		want:  Value{Type: TypeBigNumber, Str: []byte("1234567999999999999999999999999999999")},
+	},
+	{name: "DEBUG PROTOCOL null", input: "_\r\n", want: Value{Type: TypeNull, Null: true}},
+	{name: "DEBUG PROTOCOL array", input: "*3\r\n:0\r\n:1\r\n:2\r\n", want: array(integer(0), integer(1), integer(2))},
+	{name: "DEBUG PROTOCOL set", input: "~3\r\n:0\r\n:1\r\n:2\r\n", want: setOf(integer(0), integer(1), integer(2))},
+	{
+		name:  "DEBUG PROTOCOL map",
+		input: "%3\r\n:0\r\n#f\r\n:1\r\n#t\r\n:2\r\n#f\r\n",
+		want: mapOf(integer(0), Value{Type: TypeBoolean}, integer(1), Value{Type: TypeBoolean, Int: 1},
+			integer(2), Value{Type: TypeBoolean}),
+	},
+	{
+		name:  "DEBUG PROTOCOL attrib",
+		input: "|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n$39\r\nSome real reply following the attribute\r\n",
+		want:  bulk("Some real reply following the attribute"),
+	},
+	{
+		// A push, then the reply that follows it.
+		name:  "DEBUG PROTOCOL push",
+		input: ">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n",
+		want:  push(bulk("server-cpu-usage"), integer(42)),
+	},
+	{
+		name:  "DEBUG PROTOCOL verbatim",
+		input: "=29\r\ntxt:This is a verbatim\nstring\r\n",
+		want:  Value{Type: TypeVerbatim, Format: [3]byte{'t', 'x', 't'}, Str: []byte("This is a verbatim\nstring")},
+	},
+	{name: "DEBUG PROTOCOL true", input: "#t\r\n", want: Value{Type: TypeBoolean, Int: 1}},
+	{name: "DEBUG PROTOCOL false", input: "#f\r\n", want: Value{Type: TypeBoolean}},
+	{
+		name:  "ZRANGE WITHSCORES",
+		input: "*2\r\n*2\r\n$1\r\nb\r\n,-inf\r\n*2\r\n$1\r\nc\r\n,1.0000000000000001e-05\r\n",
+		want:  array(array(bulk("b"), double(math.Inf(-1))), array(bulk("c"), double(1e-5))),
+	},
+	{
+		name:  "GEOPOS",
+		input: "*1\r\n*2\r\n,13.36138933897018433\r\n,38.11555639549629859\r\n",
+		want:  array(array(double(13.36138933897018433), double(38.11555639549629859))),
+	},
 }
 
 // hostilePayloads are the payloads of RELIABILITY.md §9.1, each followed by
@@ -313,6 +416,9 @@ func allStreams() []testStream {
 	}
 	for i, reply := range redisReplies {
 		streams = append(streams, testStream{"redis/" + strconv.Itoa(i), reply, Limits{}})
+	}
+	for _, reply := range serverReplies {
+		streams = append(streams, testStream{"server/" + reply.name, reply.input, Limits{}})
 	}
 	for i, payload := range hostilePayloads {
 		streams = append(streams, testStream{"hostile/" + strconv.Itoa(i), payload, Limits{}})

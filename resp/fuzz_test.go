@@ -18,13 +18,21 @@ var fuzzLimits = []Limits{
 }
 
 // addParseSeeds adds the seed corpus: the hostile payloads of
-// RELIABILITY.md §9.1, real Redis 7 replies, and every test frame.
+// RELIABILITY.md §9.1, real Redis 7 replies, every spelling of a double
+// that servers write, and every test frame.
 func addParseSeeds(f *testing.F, add func(data []byte)) {
 	for _, payload := range hostilePayloads {
 		add([]byte(payload))
 	}
 	for _, reply := range redisReplies {
 		add([]byte(reply))
+	}
+	for _, reply := range serverReplies {
+		add([]byte(reply.input))
+	}
+	for _, spelling := range doubleSpellings {
+		add([]byte("," + spelling.text + "\r\n"))
+		add([]byte("*2\r\n," + spelling.text + "\r\n%1\r\n," + spelling.text + "\r\n_\r\n"))
 	}
 	for _, frame := range validFrames {
 		add([]byte(frame.input))
@@ -127,8 +135,7 @@ type position uint8
 
 const (
 	positionTop     position = iota // a whole reply: pushes allowed
-	positionElement                 // inside an aggregate
-	positionKey                     // a map key: scalars only
+	positionElement                 // inside an aggregate, map keys included
 )
 
 // valueGenerator builds a valid Value of bounded size from fuzz bytes.
@@ -177,11 +184,8 @@ func (g *valueGenerator) line() []byte {
 
 func (g *valueGenerator) value(depth int, where position) Value {
 	kind := g.byte() % 18
-	if where == positionKey || depth >= maxGeneratedDepth {
+	if depth >= maxGeneratedDepth {
 		kind %= 13 // scalars only
-	}
-	if where == positionKey && kind == 5 {
-		kind = 6 // a null array has an aggregate type byte, not allowed as a key
 	}
 	switch kind {
 	case 0:
@@ -203,6 +207,10 @@ func (g *valueGenerator) value(depth int, where position) Value {
 	case 8:
 		return Value{Type: TypeDouble, Float: math.Float64frombits(g.uint64())}
 	case 9:
+		if g.byte()%4 == 0 {
+			// Any line, as a script's big_number sends it.
+			return Value{Type: TypeBigNumber, Str: g.line()}
+		}
 		digits := []byte{}
 		if g.byte()%2 == 1 {
 			digits = append(digits, '-')
@@ -230,7 +238,7 @@ func (g *valueGenerator) value(depth int, where position) Value {
 	v := Value{Type: t, Elems: []Value{}}
 	for range count {
 		if t == TypeMap {
-			v.Elems = append(v.Elems, g.value(depth+1, positionKey), g.value(depth+1, positionElement))
+			v.Elems = append(v.Elems, g.value(depth+1, positionElement), g.value(depth+1, positionElement))
 			continue
 		}
 		v.Elems = append(v.Elems, g.value(depth+1, positionElement))

@@ -82,15 +82,13 @@ func (p *parser) aggregates(v *Value) error {
 // open parses the header of the aggregate of type t at p.pos and pushes it
 // on the stack, after checking the limits: the count, the depth and the
 // total. It reports false for a null aggregate, which it stores in element.
+//
+// An aggregate may be a map key, as RESP3 allows: a script's {map = t}
+// sends a Lua table used as a key of t as an array or a map. A map's keys
+// and values alternate in Elems, so no key needs to be hashable.
 func (p *parser) open(t Type, element *Value) (bool, error) {
 	start := p.pos
 	depth := len(p.stack)
-	if t != TypeAttribute && depth > 0 {
-		parent := p.stack[depth-1]
-		if (parent.t == TypeMap || parent.t == TypeAttribute) && parent.done%2 == 0 {
-			return false, p.fail(start, "map key is an aggregate")
-		}
-	}
 	if t == TypePush && depth > 0 {
 		return false, p.fail(start, "push inside an aggregate")
 	}

@@ -3,11 +3,12 @@ package resp
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 )
 
 func TestParseValid(t *testing.T) {
-	for _, tc := range validFrames {
+	for _, tc := range slices.Concat(validFrames, serverReplies) {
 		t.Run(tc.name, func(t *testing.T) {
 			v, n, err := Parse([]byte(tc.input), tc.limits)
 			if err != nil {
@@ -88,7 +89,8 @@ func TestParseFailsEarly(t *testing.T) {
 		{name: "bad boolean", input: "#x"},
 		{name: "bad null", input: "_x"},
 		{name: "too deep", input: "*1\r\n*1\r\n*1\r\n", limits: Limits{MaxDepth: 2}},
-		{name: "aggregate map key", input: "%1\r\n*"},
+		{name: "double nan with a payload", input: ",nan("},
+		{name: "double plus nan", input: ",+n"},
 		{name: "verbatim without a colon", input: "=10\r\ntxtx"},
 		{name: "streamed string", input: "$?"},
 	}

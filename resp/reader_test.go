@@ -105,6 +105,40 @@ func TestReaderPoisoned(t *testing.T) {
 	}
 }
 
+// TestReaderServerReplies reads every reply of serverReplies from one
+// stream, whole and byte by byte: none of them poisons the Reader, so each
+// is followed by the next.
+func TestReaderServerReplies(t *testing.T) {
+	var stream []byte
+	for _, reply := range serverReplies {
+		stream = append(stream, reply.input...)
+	}
+	sources := []struct {
+		name   string
+		source io.Reader
+	}{
+		{name: "whole", source: bytes.NewReader(stream)},
+		{name: "byte by byte", source: iotest.OneByteReader(bytes.NewReader(stream))},
+	}
+	for _, tc := range sources {
+		t.Run(tc.name, func(t *testing.T) {
+			reader := NewReader(tc.source, Limits{})
+			for _, reply := range serverReplies {
+				v, err := reader.ReadReply()
+				if err != nil {
+					t.Fatalf("%s: ReadReply() error %v", reply.name, err)
+				}
+				if !valuesEqual(v, reply.want) {
+					t.Errorf("%s: ReadReply() = %v, want %v", reply.name, v, reply.want)
+				}
+			}
+			if _, err := reader.ReadReply(); err != io.EOF {
+				t.Errorf("after the last reply: error %v, want io.EOF", err)
+			}
+		})
+	}
+}
+
 func TestReaderBufferedAndReset(t *testing.T) {
 	reader := NewReader(strings.NewReader("+OK\r\n:1\r\n$3\r\nab"), Limits{})
 	if _, err := reader.ReadReply(); err != nil {

@@ -171,40 +171,28 @@ func (p *parser) length(limit int, nullable bool) (n int, null bool, err error) 
 	return n, false, p.crlf("length not followed by CRLF")
 }
 
-// checkBigNumber returns the index of the first byte of text that cannot
-// belong to a big number (an optional '-' then digits), or -1. When complete
-// is set, text is the whole number, and an empty or sign-only text fails at
-// its end.
-func checkBigNumber(text []byte, complete bool) int {
-	for i, c := range text {
-		if (c < '0' || c > '9') && (c != '-' || i > 0) {
-			return i
-		}
-	}
-	if complete && (len(text) == 0 || len(text) == 1 && text[0] == '-') {
-		return len(text)
-	}
-	return -1
-}
-
 // checkDouble returns the index of the first byte of text that cannot belong
-// to a RESP3 double, or -1. A double is "inf", "-inf", "nan", or a finite
-// decimal: [+-]digits[.digits][(e|E)[+-]digits]. When complete is set, text
-// is the whole double, and a text that stops early fails at its end.
+// to a RESP3 double, or -1. A double is "inf", "-inf", "nan", "-nan", or a
+// finite decimal: [+-]digits[.digits][(e|E)[+-]digits].
+//
+// Those are the spellings servers write: Redis writes infinities itself,
+// and up to 7.0 a NaN with printf's "%.17g", which gives "-nan" for a NaN
+// whose sign bit is set (glibc, musl), as 0/0 is on x86-64; from 7.2 it
+// writes "nan" for every NaN. Other spellings ("NaN", "+nan", "nan(...)",
+// "infinity") are rejected. When complete is set, text is the whole
+// double, and a text that stops early fails at its end.
 func checkDouble(text []byte, complete bool) int {
 	i := 0
 	if i < len(text) && (text[i] == '-' || text[i] == '+') {
 		i++
 	}
 	if i < len(text) && (text[i] == 'i' || text[i] == 'n') {
+		if i > 0 && text[0] == '+' {
+			return i // "inf", "-inf", "nan" or "-nan" only
+		}
 		word := "inf"
 		if text[i] == 'n' {
 			word = "nan"
-			if i > 0 {
-				return i // no signed nan
-			}
-		} else if i > 0 && text[0] == '+' {
-			return i // "inf" or "-inf" only
 		}
 		for j := 0; i+j < len(text); j++ {
 			if j >= len(word) || text[i+j] != word[j] {

@@ -92,11 +92,14 @@ type Value struct {
 	Format [3]byte
 	// Int holds an Integer, and 1 or 0 for a Boolean.
 	Int int64
-	// Float holds a Double.
+	// Float holds a Double. A NaN keeps the sign it was written with
+	// ("-nan" or "nan").
 	Float float64
 	// Str holds the text of a SimpleString, Error, BulkString, BulkError,
-	// BigNumber (decimal digits), Double (as received) and Verbatim (the
-	// payload after the format and its colon).
+	// BigNumber, Double (as received) and Verbatim (the payload after the
+	// format and its colon). A BigNumber's text is decimal digits after an
+	// optional '-' when a server computed it, but it is not checked: a
+	// script can send any line as a big number.
 	Str []byte
 	// Elems holds the elements of an Array, Set or Push, and a Map's keys
 	// and values alternating: key, value, key, value.
