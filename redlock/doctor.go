@@ -22,8 +22,9 @@ const (
 	SeverityOK Severity = iota
 	// SeverityWarn means the node works, but a failure of the kind the
 	// check looks at (a crash, memory pressure, a clock step) could break
-	// mutual exclusion; the message says what to change. It is also the
-	// grade of a check that could not be made (a command was refused).
+	// mutual exclusion, or waiting Locks are not woken by releases; the
+	// message says what to change. It is also the grade of a check that
+	// could not be made (a command was refused).
 	SeverityWarn
 	// SeverityFail means the node cannot carry Redlock safely as it is
 	// configured: it is unreachable, a replica, in cluster mode, or the same
@@ -65,6 +66,11 @@ const (
 	CheckUptime = "uptime"
 	// CheckClock is the check that the node's clock agrees with the client's.
 	CheckClock = "clock"
+	// CheckNotifications is the check that the node can carry the release
+	// notifications that wake waiting Locks: the client speaks RESP3 to it,
+	// and the ACL lets the user subscribe to the release channels
+	// ("lockmux:released:" followed by the key).
+	CheckNotifications = "notifications"
 )
 
 // DefaultMaxClockOffset is the clock offset between a node and the client
@@ -150,12 +156,15 @@ func (r NodeReport) Severity() Severity {
 // cluster mode, a server distinct from the other nodes (run_id), persisting
 // every write (appendonly yes, appendfsync always), never evicting keys
 // (maxmemory-policy noeviction), running for longer than the longest TTL,
-// and keeping a clock close to the client's (measured with TIME). A service
-// can run it at start-up and refuse to start, or log, when a report's
-// Severity is SeverityFail.
+// keeping a clock close to the client's (measured with TIME), and able to
+// notify waiters of releases (RESP3, and an ACL that allows the release
+// channels). A service can run it at start-up and refuse to start, or log,
+// when a report's Severity is SeverityFail.
 //
 // Doctor reads INFO and, where INFO does not tell, CONFIG GET; a node that
-// refuses CONFIG gets a warning rather than a failure. It returns one
+// refuses CONFIG gets a warning rather than a failure. For the
+// notifications it dials one more connection per node, as the Client's
+// waiters do, and subscribes to a release channel. It returns one
 // NodeReport per node, in the order of Client.Addresses, and an error only
 // for invalid options or a closed Client.
 func (c *Client) Doctor(ctx context.Context, options DoctorOptions) ([]NodeReport, error) {
@@ -166,7 +175,7 @@ func (c *Client) Doctor(ctx context.Context, options DoctorOptions) ([]NodeRepor
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	return diagnose(ctx, c.group, c.addresses, options), nil
+	return diagnose(ctx, c.group, c.addresses, c.dialAddresses, c.options, options), nil
 }
 
 // Doctor runs the checks of Client.Doctor on the servers at addresses
@@ -186,14 +195,7 @@ func Doctor(ctx context.Context, addresses []string, options Options, doctorOpti
 	if len(addresses) == 0 {
 		return nil, fmt.Errorf("%w: no addresses", ErrInvalidOptions)
 	}
-	group, err := mux.New(addresses, conn.Options{
-		Username:    options.Username,
-		Password:    options.Password,
-		TLSConfig:   options.TLSConfig,
-		DialTimeout: options.DialTimeout,
-		ClientName:  options.ClientName,
-		Protocol:    options.Protocol,
-	})
+	group, err := mux.New(addresses, options.connOptions())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
@@ -202,16 +204,21 @@ func Doctor(ctx context.Context, addresses []string, options Options, doctorOpti
 	for i := range names {
 		names[i] = group.Node(i).Address()
 	}
-	return diagnose(ctx, group, names, doctorOptions), nil
+	return diagnose(ctx, group, names, addresses, options, doctorOptions), nil
 }
 
 // diagnose examines every node of group at once and compares their run_ids.
-func diagnose(ctx context.Context, group *mux.Group, addresses []string, options DoctorOptions) []NodeReport {
+// The nodes are named by addresses, and dialled for the notifications check
+// at dialAddresses with clientOptions.
+func diagnose(ctx context.Context, group *mux.Group, addresses, dialAddresses []string, clientOptions Options, options DoctorOptions) []NodeReport {
 	reports := make([]NodeReport, group.Len())
 	var wait sync.WaitGroup
 	for i := range reports {
 		wait.Go(func() {
 			reports[i] = examineNode(ctx, group.Node(i), addresses[i], options)
+			if reports[i].Findings[0].Severity != SeverityFail { // reachable
+				reports[i].Findings = append(reports[i].Findings, checkNotifications(ctx, dialAddresses[i], clientOptions))
+			}
 		})
 	}
 	wait.Wait()
@@ -439,6 +446,62 @@ func checkClock(ctx context.Context, node *conn.Conn, maxOffset time.Duration) (
 				"slewed rather than stepped, because a node whose clock jumps expires its locks early", describe, direction, maxOffset)}, offset
 	}
 	return Finding{CheckClock, SeverityOK, fmt.Sprintf("clock %s %s this host's", describe, direction)}, offset
+}
+
+// checkNotifications tells whether the node can carry release
+// notifications: it dials a connection as the Client's notifier does, and
+// subscribes to a release channel that no lock uses.
+func checkNotifications(ctx context.Context, dialAddress string, options Options) Finding {
+	const fallback = "waiters are not woken by releases on this node, and retry at the retry delay when fewer than a quorum of nodes can notify"
+	if options.Protocol == ProtocolRESP2 {
+		return Finding{CheckNotifications, SeverityWarn, "Options.Protocol is ProtocolRESP2, and release notifications need RESP3: " +
+			fallback + "; leave Options.Protocol at ProtocolAuto"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, options.DialTimeout)
+	defer cancel()
+	channel := releasedChannelPrefix + "lockmux-doctor"
+	confirmed := false
+	connOptions := options.connOptions()
+	connOptions.OnPush = func(push resp.Value) { // called by ListenPush, on this goroutine
+		if len(push.Elems) >= 2 && string(push.Elems[0].Str) == "subscribe" && string(push.Elems[1].Str) == channel {
+			confirmed = true
+			cancel()
+		}
+	}
+	probe, err := conn.New(dialAddress, connOptions)
+	if err == nil {
+		defer probe.Close()
+		err = probe.Connect(ctx)
+	}
+	if err != nil {
+		return Finding{CheckNotifications, SeverityWarn, fmt.Sprintf("cannot dial a subscription connection (%v); the notifications cannot be checked", err)}
+	}
+	if probe.Protocol() != conn.ProtocolRESP3 {
+		return Finding{CheckNotifications, SeverityWarn, "the node speaks only RESP2, and release notifications need RESP3: " +
+			fallback + "; upgrade to Redis 6 or later"}
+	}
+	var refusal error
+	probe.SendPush(resp.AppendCommand(nil, "SUBSCRIBE", channel))
+	err = probe.ListenPush(ctx, func(reply resp.Value) {
+		refusal = reply.Err()
+		cancel()
+	})
+	switch {
+	case refusal != nil:
+		user := options.Username
+		if address, err := conn.ParseAddress(dialAddress); user == "" && err == nil {
+			user = address.Username
+		}
+		if user == "" {
+			user = "default"
+		}
+		return Finding{CheckNotifications, SeverityWarn, fmt.Sprintf(
+			"the user may not subscribe to the release channels (%v): %s; allow them with the ACL rule %s (ACL SETUSER %s %s, and in the ACL file)",
+			refusal, fallback, releaseChannelsRule, user, releaseChannelsRule)}
+	case !confirmed:
+		return Finding{CheckNotifications, SeverityWarn, fmt.Sprintf("the subscription to %s was not confirmed (%v); the notifications cannot be checked", channel, err)}
+	}
+	return Finding{CheckNotifications, SeverityOK, "the user may subscribe to the release channels (" + releasedChannelPrefix + "*) over RESP3: releases wake waiters"}
 }
 
 // parseTime reads the reply of TIME: seconds and microseconds.

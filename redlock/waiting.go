@@ -3,6 +3,7 @@ package redlock
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,9 @@ const releasedChannelPrefix = "lockmux:released:"
 // notificationFallback multiplies the retry delay of a Lock that waits for
 // a release notification: it retries on its own only that much later, in
 // case a notification was lost (a node restarted, a holder's key expired).
+// It applies while a quorum of nodes can notify; when too few can, a
+// release would never be announced by a quorum, and waiters retry at the
+// retry delay.
 const notificationFallback = 8
 
 // notifier wakes the Mutexes that wait for a lock to be released. It keeps
@@ -25,16 +29,23 @@ const notificationFallback = 8
 // Client, subscribed to the channels of the keys that somebody waits for
 // and to nothing else. The connections and their listening goroutines
 // start with the first waiter and end with the Client.
+//
+// A node that cannot notify (it speaks only RESP2, Options.Protocol is
+// ProtocolRESP2, or its ACL refuses the release channels) is found out
+// once, by the handshake of its connection or by the refusal of a
+// subscription, and marked for the life of the Client; the observer is
+// told once. The other nodes go on notifying. While fewer than a quorum of
+// nodes can notify, waiters retry at the retry delay.
 type notifier struct {
 	client *Client
 
-	waiting     atomic.Int64 // the number of registered waiters, read without mu
-	mu          sync.Mutex
-	waiters     map[string]*channelWaiters // channel → who waits on it; kept while somebody does
-	subscribers []*conn.Conn               // one per node; nil until the first waiter
-	unavailable bool                       // the connections cannot subscribe (RESP2)
-	cancel      context.CancelFunc
-	goroutines  sync.WaitGroup
+	waiting       atomic.Int64 // the number of registered waiters, read without mu
+	mu            sync.Mutex
+	waiters       map[string]*channelWaiters // channel → who waits on it; nil until the first waiter
+	subscriptions []*subscription            // one per node, made with waiters
+	notifying     int                        // the subscriptions that are not unavailable
+	cancel        context.CancelFunc
+	goroutines    sync.WaitGroup
 }
 
 // channelWaiters is what the notifier keeps of a channel while somebody
@@ -71,15 +82,26 @@ func (r *release) announced(token []byte, need int) bool {
 
 // register adds m to the waiters of its key and subscribes to the key's
 // channel if m is the first. It reports false when notifications are not
-// available; the caller then retries on its own.
+// available: too few nodes can notify a quorum. The caller then retries on
+// its own, at the retry delay.
 func (n *notifier) register(m *Mutex) bool {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.unavailable || n.client.closed.Load() {
-		return false
+	var reports []*subscription
+	if n.waiters == nil && !n.client.closed.Load() {
+		reports = n.start()
 	}
-	if n.subscribers == nil {
-		n.start()
+	registered := n.registerLocked(m)
+	n.mu.Unlock()
+	for _, s := range reports {
+		n.report(s)
+	}
+	return registered
+}
+
+// registerLocked is register once the subscriptions are made.
+func (n *notifier) registerLocked(m *Mutex) bool {
+	if n.notifying < n.client.need || n.client.closed.Load() {
+		return false
 	}
 	channel := m.releasedChannel()
 	waiters := n.waiters[channel]
@@ -87,13 +109,27 @@ func (n *notifier) register(m *Mutex) bool {
 		waiters = &channelWaiters{}
 		n.waiters[channel] = waiters
 		command := resp.AppendCommand(nil, "SUBSCRIBE", channel)
-		for _, subscriber := range n.subscribers {
-			subscriber.SendPush(command)
+		for _, s := range n.subscriptions {
+			if s.state == subscriptionNotifying {
+				s.conn.SendPush(command)
+			}
 		}
 	}
 	waiters.mutexes = append(waiters.mutexes, m)
 	n.waiting.Add(1)
 	return true
+}
+
+// fallback returns the factor of the retry delay for a waiter that listens
+// for release notifications: notificationFallback while a quorum of nodes
+// can notify, otherwise 1.
+func (n *notifier) fallback() time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.notifying < n.client.need {
+		return 1
+	}
+	return notificationFallback
 }
 
 // unregister removes m from the waiters of its key, and unsubscribes from
@@ -122,77 +158,45 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 	}
 	delete(n.waiters, channel)
 	command := resp.AppendCommand(nil, "UNSUBSCRIBE", channel)
-	for _, subscriber := range n.subscribers {
-		subscriber.SendPush(command)
+	for _, s := range n.subscriptions {
+		if s.state == subscriptionNotifying {
+			s.conn.SendPush(command)
+		}
 	}
 }
 
-// start dials the subscription connections and starts one listening
-// goroutine per node. It runs with n.mu held.
-func (n *notifier) start() {
+// start makes one subscription per node and starts its listening
+// goroutine. With Options.Protocol ProtocolRESP2 it dials nothing: every
+// node is unavailable from the start, and start returns them for the
+// caller to report once n.mu is released. It runs with n.mu held.
+func (n *notifier) start() (reports []*subscription) {
 	c := n.client
 	n.waiters = make(map[string]*channelWaiters)
+	n.notifying = len(c.addresses)
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
-	for _, address := range c.dialAddresses {
-		options := c.options.connOptions()
-		options.Protocol = conn.ProtocolRESP3
-		options.OnPush = n.deliver
-		subscriber, err := conn.New(address, options)
-		if err != nil {
-			continue // New validated every address already
-		}
-		n.subscribers = append(n.subscribers, subscriber)
-		n.goroutines.Go(func() { n.listen(ctx, subscriber) })
-	}
-}
-
-// listen keeps one subscription connection up and read until ctx ends.
-// After each (re)connection it subscribes again to every channel that has
-// waiters, and wakes them: a release may have been missed meanwhile.
-func (n *notifier) listen(ctx context.Context, subscriber *conn.Conn) {
-	defer subscriber.Close()
-	retry := time.NewTimer(0)
-	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-retry.C:
-		}
-		if err := subscriber.Connect(ctx); err != nil {
-			retry.Reset(n.client.options.RetryDelayMax)
+	for i, address := range c.addresses {
+		s := &subscription{address: address}
+		n.subscriptions = append(n.subscriptions, s)
+		if c.options.Protocol == ProtocolRESP2 {
+			n.markUnavailableLocked(s, fmt.Errorf("%w: %s: Options.Protocol is ProtocolRESP2, and notifications need RESP3",
+				ErrNotificationsUnavailable, address))
+			reports = append(reports, s)
 			continue
 		}
-		if subscriber.Protocol() != conn.ProtocolRESP3 {
-			n.mu.Lock()
-			n.unavailable = true
-			n.mu.Unlock()
-			return
+		options := c.options.connOptions()
+		options.OnPush = n.deliver
+		var err error
+		s.conn, err = conn.New(c.dialAddresses[i], options)
+		if err != nil {
+			// New validated every address already.
+			n.markUnavailableLocked(s, fmt.Errorf("%w: %w", ErrNotificationsUnavailable, err))
+			reports = append(reports, s)
+			continue
 		}
-		n.resubscribe(subscriber)
-		subscriber.Listen(ctx)
-		retry.Reset(n.client.options.RetryDelayMin)
+		n.goroutines.Go(func() { n.listen(ctx, s) })
 	}
-}
-
-// resubscribe subscribes a fresh connection to every channel with waiters
-// and wakes those waiters, so that they look at the lock again.
-func (n *notifier) resubscribe(subscriber *conn.Conn) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if len(n.waiters) == 0 {
-		return
-	}
-	command := resp.AppendArrayHeader(nil, 1+len(n.waiters))
-	command = resp.AppendBulkString(command, "SUBSCRIBE")
-	for channel, waiters := range n.waiters {
-		command = resp.AppendBulkString(command, channel)
-		for _, m := range waiters.mutexes {
-			m.wake()
-		}
-	}
-	subscriber.SendPush(command)
+	return reports
 }
 
 // deliver handles a push of a subscription connection: the confirmation

@@ -91,6 +91,7 @@ func TestOneReleaseWakesOneWaiter(t *testing.T) {
 	client := &Client{need: 3} // five nodes; no subscription connections
 	n := &client.notifier
 	n.client = client
+	n.waiters, n.notifying = make(map[string]*channelWaiters), 5 // as if started, and every node notifying
 	waiters := make([]*Mutex, 4)
 	for i := range waiters {
 		waiters[i] = &Mutex{client: client, key: "k", notify: make(chan struct{}, 1)}
