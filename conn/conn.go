@@ -43,17 +43,18 @@ type Conn struct {
 	backoff  time.Duration      // the last backoff, doubled on each failure
 	runID    string
 
-	pending       queue     // commands written or about to be, in order
-	writeBuffer   []byte    // commands not yet written
-	spareBuffer   []byte    // the other write buffer, swapped in while writing
-	flushing      bool      // a caller is writing
-	reading       bool      // a caller is reading
-	readTurn      uint64    // counts the turns of reading, so that a late interruption misses
-	interrupted   bool      // the reader's context ended: its read deadline is not a timeout
-	earliest      time.Time // the earliest deadline of the needed pending calls
-	earliestStale bool      // earliest may be earlier than needed
-	readDeadline  time.Time // the read deadline set on the socket
-	writeDeadline time.Time // the write deadline set on the socket
+	pending       queue            // commands written or about to be, in order
+	writeBuffer   []byte           // commands not yet written
+	spareBuffer   []byte           // the other write buffer, swapped in while writing
+	flushing      bool             // a caller is writing
+	reading       bool             // a caller is reading
+	readTurn      uint64           // counts the turns of reading, so that a late interruption misses
+	interrupted   bool             // the reader's context ended: its read deadline is not a timeout
+	refused       func(resp.Value) // Listen's handler of refused push commands, while it listens
+	earliest      time.Time        // the earliest deadline of the needed pending calls
+	earliestStale bool             // earliest may be earlier than needed
+	readDeadline  time.Time        // the read deadline set on the socket
+	writeDeadline time.Time        // the write deadline set on the socket
 
 	// The carried commands (Call.Carry): how many are pending, whether the
 	// finisher goroutine runs, when it looks next (zero: when woken), its
@@ -114,6 +115,15 @@ func New(address string, options Options) (*Conn, error) {
 
 // Address returns the server's address without its password.
 func (c *Conn) Address() string { return c.name }
+
+// Username returns the user the connection authenticates as: "default"
+// when it gives none.
+func (c *Conn) Username() string {
+	if c.options.Username == "" {
+		return "default"
+	}
+	return c.options.Username
+}
 
 // RunID returns the run_id the server reported at the last handshake, or
 // "" before the first one. A changed run_id means the server restarted.

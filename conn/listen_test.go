@@ -28,7 +28,7 @@ func TestListenDeliversPubSubMessages(t *testing.T) {
 	require.True(t, subscriber.SendPush(resp.AppendCommand(nil, "SUBSCRIBE", "news")))
 	ctx, cancel := context.WithCancel(context.Background())
 	listened := make(chan error, 1)
-	go func() { listened <- subscriber.Listen(ctx) }()
+	go func() { listened <- subscriber.Listen(ctx, nil) }()
 	assert.Equal(t, "subscribe", <-messages, "the confirmation comes as a push")
 
 	do(t, publisher, "PUBLISH", "news", "hello")

@@ -87,6 +87,14 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 			}
 			continue
 		}
+		if role == readerListener && c.refused != nil && value.IsError() && c.pending.len() == 0 {
+			// A push command refused: see Listen.
+			refused := c.refused
+			c.mu.Unlock()
+			refused(value)
+			c.mu.Lock()
+			continue
+		}
 		if err := c.takeReplyLocked(link, value); err != nil {
 			return err
 		}
@@ -265,7 +273,15 @@ func (c *Conn) handOffReadingLocked() {
 // without a command to wait for. It returns the error that ended it:
 // ctx's error when ctx ended. Listen needs a live connection (see Connect)
 // that no other caller is reading.
-func (c *Conn) Listen(ctx context.Context) error {
+//
+// A server that refuses a push command (SendPush), such as a SUBSCRIBE to
+// a channel an ACL denies (NOPERM), answers with an error reply instead of
+// a push: an error reply that arrives while no call is pending goes to
+// refused, when not nil, and the connection stays up. Any other reply that
+// no command asked for closes the connection (R13). refused is called on
+// Listen's goroutine with a value valid only during the call; it must not
+// block or call back into the Conn.
+func (c *Conn) Listen(ctx context.Context, refused func(resp.Value)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -288,7 +304,9 @@ func (c *Conn) Listen(ctx context.Context) error {
 		}
 	})
 	defer stop()
+	c.refused = refused
 	err := c.readLocked(readerListener, nil)
+	c.refused = nil
 	c.interrupted = false
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -16,8 +16,9 @@ import (
 //
 // A Group is safe for concurrent use.
 type Group struct {
-	nodes   []*conn.Conn
-	options Options
+	nodes         []*conn.Conn
+	dialAddresses []string // as given to New, for the Subscriber's connections
+	options       Options
 	// ordering serializes the sending of ordered rounds (Round.Ordered).
 	ordering sync.Mutex
 }
@@ -30,7 +31,7 @@ func New(addresses []string, options Options) (*Group, error) {
 		return nil, ErrNoNodes
 	}
 	options = options.withDefaults()
-	g := &Group{nodes: make([]*conn.Conn, 0, len(addresses)), options: options}
+	g := &Group{nodes: make([]*conn.Conn, 0, len(addresses)), dialAddresses: append([]string(nil), addresses...), options: options}
 	connOptions := options.connOptions()
 	for _, address := range addresses {
 		node, err := conn.New(address, connOptions)
@@ -47,6 +48,10 @@ func (g *Group) Len() int { return len(g.nodes) }
 
 // Address returns the i-th server's address, without its password.
 func (g *Group) Address(i int) string { return g.nodes[i].Address() }
+
+// Username returns the user the connection to the i-th server
+// authenticates as: "default" when it gives none.
+func (g *Group) Username(i int) string { return g.nodes[i].Username() }
 
 // Connected reports whether the connection to the i-th server is up, as a
 // hint that may be stale at once.

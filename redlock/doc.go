@@ -50,9 +50,23 @@
 // One release wakes one waiter of the Client, the one that waited longest,
 // once a quorum of nodes announced it (the message carries the released
 // token); waiters in the same Client as the releasing Unlock are woken by
-// it at once. Without a notification a waiter still retries, eight retry
-// delays later. Nodes that speak only RESP2 give no notifications: waiters
-// then retry at the retry delay.
+// it at once. While a quorum of nodes can notify, a waiter that hears
+// nothing still retries, eight retry delays later.
+//
+// Notifications need RESP3, and a user that may use the release channels.
+// A node that speaks only RESP2, every node when Options.Protocol is
+// ProtocolRESP2 (then no RESP3 connection is made), and a node whose ACL
+// refuses the subscription (Redis 7 gives a new user no channel) cannot
+// notify: each is found out once, by its connection's handshake or by the
+// refused SUBSCRIBE, reported once to the Observer (OnNodeError with
+// OperationSubscribe and an error matching ErrNotificationsUnavailable),
+// and not dialled for notifications again. The other nodes go on
+// notifying. While fewer than a quorum of nodes can notify, waiters retry
+// at the retry delay. The ACL rule that allows the channels is
+// &lockmux:released:* (for example ACL SETUSER locker &lockmux:released:*);
+// without it a release still succeeds, only unannounced. Client.Doctor
+// checks it. A subscription connection that fails is dialled again after a
+// jittered backoff that doubles up to 2 s.
 //
 // MutexOptions.Token resumes a hold by its token, in this process or
 // another: the check counts only if a quorum still holds the keys with the

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,8 +22,9 @@ const (
 	SeverityOK Severity = iota
 	// SeverityWarn means the node works, but a failure of the kind the
 	// check looks at (a crash, memory pressure, a clock step) could break
-	// mutual exclusion; the message says what to change. It is also the
-	// grade of a check that could not be made (a command was refused).
+	// mutual exclusion, or waiting Locks are not woken by releases; the
+	// message says what to change. It is also the grade of a check that
+	// could not be made (a command was refused).
 	SeverityWarn
 	// SeverityFail means the node cannot carry Redlock safely as it is
 	// configured: it is unreachable, a replica, in cluster mode, or the same
@@ -64,6 +66,11 @@ const (
 	CheckUptime = "uptime"
 	// CheckClock is the check that the node's clock agrees with the client's.
 	CheckClock = "clock"
+	// CheckNotifications is the check that the node can carry the release
+	// notifications that wake waiting Locks: the client speaks RESP3 to it,
+	// and the ACL lets the user subscribe to the release channels
+	// ("lockmux:released:" followed by the key).
+	CheckNotifications = "notifications"
 )
 
 // DefaultMaxClockOffset is the clock offset between a node and the client
@@ -149,12 +156,15 @@ func (r NodeReport) Severity() Severity {
 // cluster mode, a server distinct from the other nodes (run_id), persisting
 // every write (appendonly yes, appendfsync always), never evicting keys
 // (maxmemory-policy noeviction), running for longer than the longest TTL,
-// and keeping a clock close to the client's (measured with TIME). A service
-// can run it at start-up and refuse to start, or log, when a report's
-// Severity is SeverityFail.
+// keeping a clock close to the client's (measured with TIME), and able to
+// notify waiters of releases (RESP3, and an ACL that allows the release
+// channels). A service can run it at start-up and refuse to start, or log,
+// when a report's Severity is SeverityFail.
 //
 // Doctor reads INFO and, where INFO does not tell, CONFIG GET; a node that
-// refuses CONFIG gets a warning rather than a failure. It returns one
+// refuses CONFIG gets a warning rather than a failure. For the
+// notifications it dials one more connection per node, as the Client's
+// waiters do, and subscribes to a release channel. It returns one
 // NodeReport per node, in the order of Client.Addresses, and an error only
 // for invalid options, a closed Client, or a context that ended before the
 // checks did (the reports then hold what was found so far).
@@ -166,7 +176,7 @@ func (c *Client) Doctor(ctx context.Context, options DoctorOptions) ([]NodeRepor
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	reports := diagnose(ctx, c.group, c.addresses, options)
+	reports := diagnose(ctx, c.group, c.addresses, c.options, options)
 	if ctx.Err() != nil {
 		return reports, fmt.Errorf("redlock: doctor: the checks were cut short: %w", context.Cause(ctx))
 	}
@@ -199,11 +209,13 @@ func Doctor(ctx context.Context, addresses []string, options Options, doctorOpti
 	for i := range names {
 		names[i] = group.Address(i)
 	}
-	return diagnose(ctx, group, names, doctorOptions), nil
+	return diagnose(ctx, group, names, options, doctorOptions), nil
 }
 
 // diagnose examines every node of group at once and compares their run_ids.
-func diagnose(ctx context.Context, group *mux.Group, addresses []string, options DoctorOptions) []NodeReport {
+// The nodes are named by addresses; clientOptions are those of the
+// connections the notifications check makes, as a Client's waiters do.
+func diagnose(ctx context.Context, group *mux.Group, addresses []string, clientOptions Options, options DoctorOptions) []NodeReport {
 	reports := make([]NodeReport, group.Len())
 	var wait sync.WaitGroup
 	for i := range reports {
@@ -211,7 +223,13 @@ func diagnose(ctx context.Context, group *mux.Group, addresses []string, options
 			reports[i] = examineNode(ctx, nodeFacts{group: group, node: i}, addresses[i], options)
 		})
 	}
+	notifications := checkNotifications(ctx, group, clientOptions)
 	wait.Wait()
+	for i := range reports {
+		if reports[i].Findings[0].Severity != SeverityFail { // reachable
+			reports[i].Findings = append(reports[i].Findings, notifications[i])
+		}
+	}
 	compareRunIDs(reports)
 	return reports
 }
@@ -444,6 +462,66 @@ func (f nodeFacts) checkClock(ctx context.Context, maxOffset time.Duration) (Fin
 				"slewed rather than stepped, because a node whose clock jumps expires its locks early", describe, direction, maxOffset)}, offset
 	}
 	return Finding{CheckClock, SeverityOK, fmt.Sprintf("clock %s %s this host's", describe, direction)}, offset
+}
+
+// checkNotifications tells, for every node, whether it can carry release
+// notifications: it subscribes, as the Client's waiters do, to a release
+// channel that no lock uses, over one more connection per node, and waits
+// for each node's confirmation or refusal, up to the dial timeout.
+func checkNotifications(ctx context.Context, group *mux.Group, options Options) []Finding {
+	const fallback = "waiters are not woken by releases on this node, and retry at the retry delay when fewer than a quorum of nodes can notify"
+	channel := releasedChannelPrefix + "lockmux-doctor"
+	findings := make([]Finding, group.Len())
+	var mu sync.Mutex
+	pending := group.Len()
+	settled := make(chan struct{})
+	settle := func(node int, finding Finding) {
+		mu.Lock()
+		defer mu.Unlock()
+		if findings[node].Check != "" {
+			return
+		}
+		findings[node] = finding
+		if pending--; pending == 0 {
+			close(settled)
+		}
+	}
+	ready := make(chan struct{})
+	var subscriber *mux.Subscriber
+	subscriber = group.Subscribe(mux.SubscribeOptions{
+		OnConnect: func(node int) {
+			<-ready
+			subscriber.SendTo(node, resp.AppendCommand(nil, "SUBSCRIBE", channel))
+		},
+		OnPush: func(node int, push resp.Value) {
+			if len(push.Elems) >= 2 && string(push.Elems[0].Str) == "subscribe" && string(push.Elems[1].Str) == channel {
+				settle(node, Finding{CheckNotifications, SeverityOK, "the user may subscribe to the release channels (" + releasedChannelPrefix + "*) over RESP3: releases wake waiters"})
+			}
+		},
+		OnUnavailable: func(node int, err error) {
+			advice := "; use Redis 6 or later, and leave Options.Protocol at ProtocolAuto"
+			var refusal *resp.ServerError
+			if errors.As(err, &refusal) {
+				advice = fmt.Sprintf("; allow the release channels to the user with the ACL rule %s (ACL SETUSER %s %s, and in the ACL file)",
+					releaseChannelsRule, group.Username(node), releaseChannelsRule)
+			}
+			settle(node, Finding{CheckNotifications, SeverityWarn, fmt.Sprintf("%v: %s%s", err, fallback, advice)})
+		},
+	})
+	close(ready)
+	timer := time.NewTimer(options.DialTimeout)
+	select {
+	case <-settled:
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	timer.Stop()
+	subscriber.Close()
+	for node := range findings {
+		settle(node, Finding{CheckNotifications, SeverityWarn, fmt.Sprintf(
+			"the subscription to %s was not confirmed within %v; the notifications cannot be checked", channel, options.DialTimeout)})
+	}
+	return findings
 }
 
 // parseTime reads the reply of TIME: seconds and microseconds.

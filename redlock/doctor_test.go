@@ -61,7 +61,7 @@ func TestDoctorDefaultServerWarnsAboutPersistence(t *testing.T) {
 		checks = append(checks, finding.Check)
 	}
 	assert.Equal(t, []string{redlock.CheckReachable, redlock.CheckRole, redlock.CheckCluster, redlock.CheckRunID,
-		redlock.CheckPersistence, redlock.CheckEviction, redlock.CheckUptime, redlock.CheckClock}, checks)
+		redlock.CheckPersistence, redlock.CheckEviction, redlock.CheckUptime, redlock.CheckClock, redlock.CheckNotifications}, checks)
 	for _, check := range []string{redlock.CheckReachable, redlock.CheckRole, redlock.CheckCluster, redlock.CheckRunID,
 		redlock.CheckEviction, redlock.CheckClock} {
 		assert.Equal(t, redlock.SeverityOK, findingOf(t, report, check).Severity, "%s: %s", check, findingOf(t, report, check).Message)
@@ -284,4 +284,48 @@ func TestSeverityString(t *testing.T) {
 	assert.Equal(t, "ok", redlock.SeverityOK.String())
 	assert.Equal(t, "warn", redlock.SeverityWarn.String())
 	assert.Equal(t, "fail", redlock.SeverityFail.String())
+}
+
+// Doctor tells whether a node can carry the release notifications that
+// wake waiters, and how to fix it when it cannot: the ACL channel rule for
+// a user who may not use the release channels.
+func TestDoctorChecksNotifications(t *testing.T) {
+	redistest.RequireReal(t)
+	locker := redlock.Options{Username: "locker", Password: "pw"}
+	tests := []struct {
+		name     string
+		server   redistest.Options
+		options  redlock.Options
+		severity redlock.Severity
+		messages []string
+	}{
+		{name: "allowed", severity: redlock.SeverityOK, messages: []string{"lockmux:released:"}},
+		{name: "no channel rights", server: redistest.Options{ACLUsers: []string{"locker on >pw ~* +@all"}}, options: locker,
+			severity: redlock.SeverityWarn, messages: []string{"NOPERM", "ACL SETUSER locker &lockmux:released:*", "retry delay"}},
+		{name: "the release channels allowed", server: redistest.Options{ACLUsers: []string{"locker on >pw ~* +@all &lockmux:released:*"}},
+			options: locker, severity: redlock.SeverityOK, messages: []string{"lockmux:released:"}},
+		{name: "RESP2 only", server: redistest.Options{ExtraArgs: []string{"--rename-command", "HELLO", ""}},
+			severity: redlock.SeverityWarn, messages: []string{"RESP2", "retry delay"}},
+		{name: "Options.Protocol RESP2", options: redlock.Options{Protocol: redlock.ProtocolRESP2},
+			severity: redlock.SeverityWarn, messages: []string{"Options.Protocol", "retry delay"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			server := redistest.Start(t, tt.server)
+			reports, err := redlock.Doctor(doctorContext(t), []string{server.Addr()}, tt.options, redlock.DoctorOptions{})
+			require.NoError(t, err)
+			finding := findingOf(t, reports[0], redlock.CheckNotifications)
+			assert.Equal(t, tt.severity, finding.Severity, finding.Message)
+			for _, message := range tt.messages {
+				assert.Contains(t, finding.Message, message)
+			}
+
+			client, err := redlock.New([]string{server.Addr()}, tt.options)
+			require.NoError(t, err)
+			defer client.Close()
+			reports, err = client.Doctor(doctorContext(t), redlock.DoctorOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, finding, findingOf(t, reports[0], redlock.CheckNotifications), "Client.Doctor finds the same")
+		})
+	}
 }

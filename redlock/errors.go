@@ -57,6 +57,15 @@ var (
 	// NOPERM, WRONGTYPE, READONLY, or a cluster answer (MOVED, ASK,
 	// CLUSTERDOWN, TRYAGAIN, CROSSSLOT). Such errors are not retried.
 	ErrConfig = errors.New("redlock: node configuration error")
+
+	// ErrNotificationsUnavailable is matched by the error of a
+	// NodeErrorEvent with OperationSubscribe: the node cannot carry the
+	// release notifications that wake waiting Locks, because it speaks
+	// only RESP2, Options.Protocol is ProtocolRESP2, or its ACL denies the
+	// user the release channels (the error then matches ErrConfig too). It
+	// is reported once per node and Client; waiters fall back to retrying
+	// at the retry delay when too few nodes remain to notify a quorum.
+	ErrNotificationsUnavailable = errors.New("redlock: release notifications unavailable")
 )
 
 // isConfigErrorCode reports whether a server error code (the first word of
@@ -71,7 +80,8 @@ func isConfigErrorCode(code string) bool {
 	return false
 }
 
-// Operation names the step of the algorithm that a QuorumError reports.
+// Operation names the step of the algorithm that a QuorumError or a
+// NodeErrorEvent reports.
 type Operation uint8
 
 // The operations of a hold.
@@ -84,10 +94,14 @@ const (
 	OperationUnlock
 	// OperationResume is the re-validation of a hold by its token.
 	OperationResume
+	// OperationSubscribe is a node's subscription to the release
+	// notifications that wake waiting Locks. It is reported only in a
+	// NodeErrorEvent, once per node, when the node cannot notify.
+	OperationSubscribe
 )
 
-// String returns the operation's name: "lock", "extend", "unlock" or
-// "resume".
+// String returns the operation's name: "lock", "extend", "unlock",
+// "resume" or "subscribe".
 func (o Operation) String() string {
 	switch o {
 	case OperationLock:
@@ -98,6 +112,8 @@ func (o Operation) String() string {
 		return "unlock"
 	case OperationResume:
 		return "resume"
+	case OperationSubscribe:
+		return "subscribe"
 	}
 	return "Operation(" + strconv.Itoa(int(o)) + ")"
 }
@@ -114,6 +130,8 @@ func (o Operation) failure() string {
 		return "not released"
 	case OperationResume:
 		return "not resumed"
+	case OperationSubscribe:
+		return "not subscribed"
 	}
 	return o.String() + " failed"
 }

@@ -150,6 +150,7 @@ func TestOperationAndOutcomeNames(t *testing.T) {
 		{name: "extend", got: OperationExtend, want: "extend"},
 		{name: "unlock", got: OperationUnlock, want: "unlock"},
 		{name: "resume", got: OperationResume, want: "resume"},
+		{name: "subscribe", got: OperationSubscribe, want: "subscribe"},
 		{name: "unknown operation", got: Operation(9), want: "Operation(9)"},
 		{name: "acquired", got: OutcomeAcquired, want: "acquired"},
 		{name: "held", got: OutcomeHeld, want: "held"},

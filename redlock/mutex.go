@@ -241,7 +241,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 					delay = m.client.options.NodeTimeout // until the subscription is confirmed
 				}
 			} else {
-				delay *= notificationFallback
+				delay *= m.client.notifier.fallback()
 			}
 		}
 		if err := m.sleep(ctx, delay, listen); err != nil {

@@ -25,7 +25,10 @@ type Observer interface {
 	OnLost(LostEvent)
 	// OnNodeError is called for each node that failed in a round: it
 	// answered an error, did not answer in time, or the command was not
-	// sent. Refusals (held by another, missing) are not node errors.
+	// sent. Refusals (held by another, missing) are not node errors. It is
+	// also called once per node, with OperationSubscribe, when the node
+	// turns out unable to carry release notifications (see
+	// ErrNotificationsUnavailable).
 	OnNodeError(NodeErrorEvent)
 }
 
@@ -93,20 +96,24 @@ type LostEvent struct {
 	Err error
 }
 
-// NodeErrorEvent describes one node's failure in a round.
+// NodeErrorEvent describes one node's failure in a round, or a node that
+// cannot carry release notifications (OperationSubscribe).
 type NodeErrorEvent struct {
-	// Key is the lock's key.
+	// Key is the lock's key; it is empty for OperationSubscribe, which
+	// concerns the notifications of every key.
 	Key string
-	// Operation is the step of the round.
+	// Operation is the step of the round, or OperationSubscribe.
 	Operation Operation
 	// Address is the node's address as configured.
 	Address string
 	// Outcome is OutcomeError, OutcomeTimeout or OutcomeNotSent.
 	Outcome Outcome
 	// Latency is the time from sending the command to its reply, or to the
-	// moment the client gave up waiting.
+	// moment the client gave up waiting; zero for OperationSubscribe.
 	Latency time.Duration
-	// Err is the server's error reply or the transport error.
+	// Err is the server's error reply or the transport error. For
+	// OperationSubscribe it matches ErrNotificationsUnavailable and says
+	// why.
 	Err error
 }
 

@@ -2,12 +2,11 @@ package redlock
 
 import (
 	"bytes"
-	"context"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -18,6 +17,9 @@ const releasedChannelPrefix = "lockmux:released:"
 // notificationFallback multiplies the retry delay of a Lock that waits for
 // a release notification: it retries on its own only that much later, in
 // case a notification was lost (a node restarted, a holder's key expired).
+// It applies while a quorum of nodes can notify; when too few can, a
+// release would never be announced by a quorum, and waiters retry at the
+// retry delay.
 const notificationFallback = 8
 
 // notifier wakes the Mutexes that wait for a lock to be released. It keeps
@@ -25,16 +27,22 @@ const notificationFallback = 8
 // Client, subscribed to the channels of the keys that somebody waits for
 // and to nothing else. The connections and their listening goroutines
 // start with the first waiter and end with the Client.
+//
+// A node that cannot notify (it speaks only RESP2, Options.Protocol is
+// ProtocolRESP2, or its ACL refuses the release channels) is found out
+// once, by the handshake of its connection or by the refusal of a
+// subscription, and marked for the life of the Client; the observer is
+// told once. The other nodes go on notifying. While fewer than a quorum of
+// nodes can notify, waiters retry at the retry delay.
 type notifier struct {
 	client *Client
 
-	waiting     atomic.Int64 // the number of registered waiters, read without mu
-	mu          sync.Mutex
-	waiters     map[string]*channelWaiters // channel → who waits on it; kept while somebody does
-	subscribers []*conn.Conn               // one per node; nil until the first waiter
-	unavailable bool                       // the connections cannot subscribe (RESP2)
-	cancel      context.CancelFunc
-	goroutines  sync.WaitGroup
+	waiting    atomic.Int64 // the number of registered waiters, read without mu
+	mu         sync.Mutex
+	waiters    map[string]*channelWaiters // channel → who waits on it; nil until the first waiter
+	subscriber *mux.Subscriber            // made with the first waiter
+	cannot     []error                    // per node, why it cannot notify; nil while it can
+	notifying  int                        // the nodes that can notify
 }
 
 // channelWaiters is what the notifier keeps of a channel while somebody
@@ -71,29 +79,46 @@ func (r *release) announced(token []byte, need int) bool {
 
 // register adds m to the waiters of its key and subscribes to the key's
 // channel if m is the first. It reports false when notifications are not
-// available; the caller then retries on its own.
+// available: too few nodes can notify a quorum. The caller then retries on
+// its own, at the retry delay.
 func (n *notifier) register(m *Mutex) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.unavailable || n.client.closed.Load() {
-		return false
-	}
-	if n.subscribers == nil {
+	if n.waiters == nil && !n.client.closed.Load() {
 		n.start()
+	}
+	return n.registerLocked(m)
+}
+
+// registerLocked is register once the subscriptions are made.
+func (n *notifier) registerLocked(m *Mutex) bool {
+	if n.notifying < n.client.need || n.client.closed.Load() {
+		return false
 	}
 	channel := m.releasedChannel()
 	waiters := n.waiters[channel]
 	if waiters == nil {
 		waiters = &channelWaiters{}
 		n.waiters[channel] = waiters
-		command := resp.AppendCommand(nil, "SUBSCRIBE", channel)
-		for _, subscriber := range n.subscribers {
-			subscriber.SendPush(command)
+		if n.subscriber != nil { // nil only in unit tests that deliver pushes by hand
+			n.subscriber.Send(resp.AppendCommand(nil, "SUBSCRIBE", channel))
 		}
 	}
 	waiters.mutexes = append(waiters.mutexes, m)
 	n.waiting.Add(1)
 	return true
+}
+
+// fallback returns the factor of the retry delay for a waiter that listens
+// for release notifications: notificationFallback while a quorum of nodes
+// can notify, otherwise 1.
+func (n *notifier) fallback() time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.notifying < n.client.need {
+		return 1
+	}
+	return notificationFallback
 }
 
 // unregister removes m from the waiters of its key, and unsubscribes from
@@ -121,79 +146,19 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 		}
 	}
 	delete(n.waiters, channel)
-	command := resp.AppendCommand(nil, "UNSUBSCRIBE", channel)
-	for _, subscriber := range n.subscribers {
-		subscriber.SendPush(command)
+	if n.subscriber != nil {
+		n.subscriber.Send(resp.AppendCommand(nil, "UNSUBSCRIBE", channel))
 	}
 }
 
-// start dials the subscription connections and starts one listening
-// goroutine per node. It runs with n.mu held.
+// start makes the subscriptions, one connection per node, through which
+// the nodes announce releases. It runs with n.mu held.
 func (n *notifier) start() {
 	c := n.client
 	n.waiters = make(map[string]*channelWaiters)
-	ctx, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
-	for _, address := range c.dialAddresses {
-		options := conn.Options{Username: c.options.Username, Password: c.options.Password, TLSConfig: c.options.TLSConfig,
-			DialTimeout: c.options.DialTimeout, ClientName: c.options.ClientName}
-		options.Protocol = conn.ProtocolRESP3
-		options.OnPush = n.deliver
-		subscriber, err := conn.New(address, options)
-		if err != nil {
-			continue // New validated every address already
-		}
-		n.subscribers = append(n.subscribers, subscriber)
-		n.goroutines.Go(func() { n.listen(ctx, subscriber) })
-	}
-}
-
-// listen keeps one subscription connection up and read until ctx ends.
-// After each (re)connection it subscribes again to every channel that has
-// waiters, and wakes them: a release may have been missed meanwhile.
-func (n *notifier) listen(ctx context.Context, subscriber *conn.Conn) {
-	defer subscriber.Close()
-	retry := time.NewTimer(0)
-	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-retry.C:
-		}
-		if err := subscriber.Connect(ctx); err != nil {
-			retry.Reset(n.client.options.RetryDelayMax)
-			continue
-		}
-		if subscriber.Protocol() != conn.ProtocolRESP3 {
-			n.mu.Lock()
-			n.unavailable = true
-			n.mu.Unlock()
-			return
-		}
-		n.resubscribe(subscriber)
-		subscriber.Listen(ctx)
-		retry.Reset(n.client.options.RetryDelayMin)
-	}
-}
-
-// resubscribe subscribes a fresh connection to every channel with waiters
-// and wakes those waiters, so that they look at the lock again.
-func (n *notifier) resubscribe(subscriber *conn.Conn) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if len(n.waiters) == 0 {
-		return
-	}
-	command := resp.AppendArrayHeader(nil, 1+len(n.waiters))
-	command = resp.AppendBulkString(command, "SUBSCRIBE")
-	for channel, waiters := range n.waiters {
-		command = resp.AppendBulkString(command, channel)
-		for _, m := range waiters.mutexes {
-			m.wake()
-		}
-	}
-	subscriber.SendPush(command)
+	n.cannot = make([]error, len(c.addresses))
+	n.notifying = len(c.addresses)
+	n.subscriber = c.group.Subscribe(mux.SubscribeOptions{OnConnect: n.resubscribe, OnPush: n.deliver, OnUnavailable: n.unavailable})
 }
 
 // deliver handles a push of a subscription connection: the confirmation
@@ -201,7 +166,7 @@ func (n *notifier) resubscribe(subscriber *conn.Conn) {
 // of them once a quorum of nodes has announced it. A message without a
 // token, from a release script that does not publish one, wakes one waiter
 // by itself.
-func (n *notifier) deliver(push resp.Value) {
+func (n *notifier) deliver(_ int, push resp.Value) {
 	if len(push.Elems) < 2 {
 		return
 	}
@@ -261,13 +226,12 @@ func (n *notifier) released(m *Mutex, token []byte) {
 	}
 }
 
-// close stops the listening goroutines and waits for them.
+// close closes the subscriptions and waits for their goroutines.
 func (n *notifier) close() {
 	n.mu.Lock()
-	cancel := n.cancel
+	subscriber := n.subscriber
 	n.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if subscriber != nil {
+		subscriber.Close()
 	}
-	n.goroutines.Wait()
 }

@@ -91,6 +91,7 @@ func TestOneReleaseWakesOneWaiter(t *testing.T) {
 	client := &Client{need: 3} // five nodes; no subscription connections
 	n := &client.notifier
 	n.client = client
+	n.waiters, n.notifying = make(map[string]*channelWaiters), 5 // as if started, and every node notifying
 	waiters := make([]*Mutex, 4)
 	for i := range waiters {
 		waiters[i] = &Mutex{client: client, key: "k", notify: make(chan struct{}, 1)}
@@ -110,21 +111,21 @@ func TestOneReleaseWakesOneWaiter(t *testing.T) {
 	}
 
 	for node := 1; node <= 5; node++ {
-		n.deliver(releaseMessage("k", "first"))
+		n.deliver(0, releaseMessage("k", "first"))
 		if node < 3 {
 			assert.Zero(t, woken(), "node %d of 5 announced the release: no quorum yet", node)
 		}
 	}
 	assert.Equal(t, 1, woken(), "five nodes announced one release")
 
-	n.deliver(releaseMessage("k", "second"))
+	n.deliver(0, releaseMessage("k", "second"))
 	n.released(waiters[0], []byte("second")) // this Client released it
 	assert.Equal(t, 1, woken(), "a release of this Client wakes one waiter at once")
 	for range 4 {
-		n.deliver(releaseMessage("k", "second"))
+		n.deliver(0, releaseMessage("k", "second"))
 	}
 	assert.Zero(t, woken(), "the nodes' announcements of a release already woken for")
 
-	n.deliver(releaseMessage("k", ""))
+	n.deliver(0, releaseMessage("k", ""))
 	assert.Equal(t, 1, woken(), "a message without a token wakes one waiter by itself")
 }

@@ -21,10 +21,12 @@ could take over; it is not in cluster mode; no other address reaches the same
 server (run_id); it persists every write (appendonly yes, appendfsync always);
 it never evicts keys (maxmemory-policy noeviction); it has run for longer than
 the longest TTL, or persists every write; its clock is close to this host's
-(TIME, corrected for half the round trip).
+(TIME, corrected for half the round trip); it can notify waiters of releases
+(RESP3, and an ACL that lets the user use the channels &lockmux:released:*).
 
 Each finding is ok, warn (works, but a crash, memory pressure or a clock step
-could break mutual exclusion) or fail (cannot carry Redlock as configured).
+could break mutual exclusion, or waiters are not woken by releases) or fail
+(cannot carry Redlock as configured).
 The same checks are available to services as Client.Doctor.`,
 	examples: `redlock doctor --addrs 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379
 

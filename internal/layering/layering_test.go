@@ -25,7 +25,7 @@ var layers = map[string][]string{
 	"resp":               {},
 	"conn":               {"resp"},
 	"mux":                {"conn", "resp"},
-	"redlock":            {"mux", "conn", "resp"},
+	"redlock":            {"mux", "resp"}, // mux is the one seam to the network: never conn
 	"internal":           {"internal", "redlock", "mux", "conn", "resp"},
 	"internal/redistest": {},
 	"cmd":                {"internal", "redlock", "mux", "conn", "resp"},
@@ -169,6 +169,8 @@ func TestProblem(t *testing.T) {
 		{name: "mux imports conn", file: main("mux"), importPath: module + "/conn", wantOK: true},
 		{name: "mux imports redlock", file: main("mux"), importPath: module + "/redlock"},
 		{name: "redlock imports mux", file: main("redlock"), importPath: module + "/mux", wantOK: true},
+		{name: "redlock imports conn, around mux", file: main("redlock"), importPath: module + "/conn"},
+		{name: "a subpackage of redlock imports conn", file: main("redlock/doctor"), importPath: module + "/conn"},
 		{name: "redlock imports internal", file: main("redlock"), importPath: module + "/internal/redistest"},
 		{name: "redlock imports a command", file: main("redlock"), importPath: module + "/cmd/redlock"},
 		{name: "cmd imports redlock", file: main("cmd/redlock"), importPath: module + "/redlock", wantOK: true},
@@ -192,6 +194,7 @@ func TestProblem(t *testing.T) {
 		{name: "a conn test imports redlock", file: test("conn"), importPath: module + "/redlock"},
 		{name: "a resp test imports conn", file: test("resp"), importPath: module + "/conn"},
 		{name: "a redlock test imports mux", file: test("redlock"), importPath: module + "/mux", wantOK: true},
+		{name: "a redlock test imports conn", file: test("redlock"), importPath: module + "/conn"},
 		{name: "lookalike prefix", file: main("resp"), importPath: module + "/respx"},
 	}
 	for _, tt := range tests {

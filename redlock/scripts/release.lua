@@ -7,7 +7,9 @@
 -- When it released anything, and is not quiet, it publishes the token on
 -- "lockmux:released:" .. KEYS[1], which waiting clients subscribe to: the
 -- nodes of one release publish the same message, and a client wakes one
--- waiter per release, not one per node.
+-- waiter per release, not one per node. The announcement is made with
+-- pcall: a user whom the ACL denies the channel (Redis 7 gives a new user
+-- no channel) still releases, and only the announcement is lost.
 -- A key of the wrong type raises WRONGTYPE: it is not caught.
 local released = 0
 for _, key in ipairs(KEYS) do
@@ -17,6 +19,6 @@ for _, key in ipairs(KEYS) do
   end
 end
 if released > 0 and ARGV[2] ~= "quiet" then
-  redis.call("PUBLISH", "lockmux:released:" .. KEYS[1], ARGV[1])
+  redis.pcall("PUBLISH", "lockmux:released:" .. KEYS[1], ARGV[1])
 end
 return released

@@ -1,0 +1,433 @@
+package redlock
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// resp2Only starts a server that answers HELLO with an error, as servers
+// before Redis 6 do: its connections speak RESP2 only.
+var resp2Only = redistest.Options{ExtraArgs: []string{"--rename-command", "HELLO", ""}}
+
+// noChannelRights starts a server with the user "locker", who may run
+// every command on every key but, as Redis 7 gives a new user, use no
+// pub/sub channel.
+var noChannelRights = redistest.Options{ACLUsers: []string{"locker on >pw ~* +@all"}}
+
+// startMixedCluster starts resp2 RESP2-only nodes, then resp3 ordinary
+// ones.
+func startMixedCluster(t *testing.T, resp2, resp3 int) *cluster {
+	t.Helper()
+	c := &cluster{}
+	if resp2 > 0 {
+		c.servers = append(c.servers, redistest.StartN(t, resp2, resp2Only)...)
+	}
+	if resp3 > 0 {
+		c.servers = append(c.servers, redistest.StartN(t, resp3, redistest.Options{})...)
+	}
+	for _, server := range c.servers {
+		c.addresses = append(c.addresses, server.Addr())
+	}
+	return c
+}
+
+// waitObserver tells a test of each failed acquisition attempt, and keeps
+// the node errors.
+type waitObserver struct {
+	NopObserver
+	failed     chan struct{} // one token per failed attempt; dropped when full
+	mu         sync.Mutex
+	nodeErrors []NodeErrorEvent
+}
+
+func newWaitObserver() *waitObserver { return &waitObserver{failed: make(chan struct{}, 64)} }
+
+func (o *waitObserver) OnAcquire(event AcquireEvent) {
+	if event.Err != nil {
+		select {
+		case o.failed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (o *waitObserver) OnNodeError(event NodeErrorEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.nodeErrors = append(o.nodeErrors, event)
+}
+
+// subscriptionReports returns what the observer was told about the
+// subscription of the node at address.
+func (o *waitObserver) subscriptionReports(address string) []NodeErrorEvent {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var reports []NodeErrorEvent
+	for _, event := range o.nodeErrors {
+		if event.Operation == OperationSubscribe && event.Address == address {
+			reports = append(reports, event)
+		}
+	}
+	return reports
+}
+
+// drain forgets the failed attempts reported so far.
+func (o *waitObserver) drain() {
+	for {
+		select {
+		case <-o.failed:
+		default:
+			return
+		}
+	}
+}
+
+// awaitFailures returns once count more attempts failed.
+func (o *waitObserver) awaitFailures(t *testing.T, count int) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for range count {
+		select {
+		case <-o.failed:
+		case <-timeout.C:
+			require.FailNow(t, "the waiter made no attempt in 10 s")
+		}
+	}
+}
+
+// awaitQuiet returns once no attempt has failed for quiet: the waiter
+// sleeps, and nothing is on its way to wake it.
+func (o *waitObserver) awaitQuiet(t *testing.T, quiet time.Duration) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case <-o.failed:
+		case <-time.After(quiet):
+			return
+		case <-timeout.C:
+			require.FailNow(t, "the waiter kept trying for 10 s")
+		}
+	}
+}
+
+// awaitSubscribers polls the node until count clients subscribe to channel,
+// for at most 10 s.
+func awaitSubscribers(t *testing.T, server *redistest.Server, channel string, count int) {
+	t.Helper()
+	want := "[" + channel + " " + strconv.Itoa(count) + "]"
+	for deadline := time.Now().Add(10 * time.Second); server.Do(t, "PUBSUB", "NUMSUB", channel) != want; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "%s: no %d subscribers to %s in 10 s", server.Addr(), count, channel)
+	}
+}
+
+// lockResult is the end of a Lock: its error and when it returned.
+type lockResult struct {
+	err error
+	at  time.Time
+}
+
+// startWaiting runs m.Lock on a goroutine and returns once two attempts
+// have failed: the first look, and the look after subscribing. The Lock
+// then waits for a release, until ctx ends.
+func startWaiting(t *testing.T, ctx context.Context, m *Mutex, observer *waitObserver) <-chan lockResult {
+	t.Helper()
+	observer.drain()
+	locked := make(chan lockResult, 1)
+	go func() {
+		err := m.Lock(ctx)
+		locked <- lockResult{err: err, at: time.Now()}
+	}()
+	observer.awaitFailures(t, 2)
+	return locked
+}
+
+// handoffDelays hands a lock from holder to waiter rounds times and
+// returns, for each handoff, the time from the start of the holder's
+// Unlock to the return of the waiter's Lock. The holder unlocks once the
+// waiter is waiting for the release.
+func handoffDelays(t *testing.T, holder, waiter *Mutex, observer *waitObserver, rounds int) []time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var delays []time.Duration
+	for range rounds {
+		require.NoError(t, holder.Lock(ctx))
+		locked := startWaiting(t, ctx, waiter, observer)
+		start := time.Now()
+		require.NoError(t, holder.Unlock(ctx))
+		result := <-locked
+		require.NoError(t, result.err)
+		delays = append(delays, result.at.Sub(start))
+		require.NoError(t, waiter.Unlock(ctx))
+	}
+	return delays
+}
+
+// median returns the middle of durations.
+func median(durations []time.Duration) time.Duration {
+	sorted := slices.Clone(durations)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+// connectionsReceived returns the number of connections the server has
+// accepted, this one included.
+func connectionsReceived(t *testing.T, server *redistest.Server) int {
+	t.Helper()
+	for line := range strings.Lines(server.Do(t, "INFO", "stats")) {
+		if value, found := strings.CutPrefix(strings.TrimSpace(line), "total_connections_received:"); found {
+			count, err := strconv.Atoi(value)
+			require.NoError(t, err)
+			return count
+		}
+	}
+	require.FailNow(t, "INFO stats has no total_connections_received")
+	return 0
+}
+
+// connectionsDuring returns how many connections each server accepted from
+// others than this function during window.
+func connectionsDuring(t *testing.T, servers []*redistest.Server, window time.Duration) []int {
+	t.Helper()
+	before := make([]int, len(servers))
+	for i, server := range servers {
+		before[i] = connectionsReceived(t, server)
+	}
+	time.Sleep(window) // the window to count in, not a synchronisation
+	counts := make([]int, len(servers))
+	for i, server := range servers {
+		counts[i] = connectionsReceived(t, server) - before[i] - 1 // less the look itself
+	}
+	return counts
+}
+
+// A waiter whose release notifications cannot reach a quorum of nodes
+// retries at the retry delay, as the documentation promises, not eight
+// retry delays later: for nodes that speak RESP2 only, for a Client that
+// asks for RESP2, and for a user whom the ACL denies the channels.
+func TestWaiterRetriesAtTheRetryDelayWithoutNotifications(t *testing.T) {
+	redistest.RequireReal(t)
+	const retryDelayMax = 20 * time.Millisecond
+	const slack = 30 * time.Millisecond
+	tests := []struct {
+		name    string
+		nodes   func(t *testing.T) *cluster
+		options Options
+	}{
+		{name: "every node RESP2 only", nodes: func(t *testing.T) *cluster { return startMixedCluster(t, 3, 0) }},
+		{name: "a quorum of nodes RESP2 only", nodes: func(t *testing.T) *cluster { return startMixedCluster(t, 2, 1) }},
+		{name: "Options.Protocol RESP2", nodes: func(t *testing.T) *cluster { return startMixedCluster(t, 0, 3) },
+			options: Options{Protocol: ProtocolRESP2}},
+		{name: "no channel rights", nodes: func(t *testing.T) *cluster { return startCluster(t, 3, noChannelRights) },
+			options: Options{Username: "locker", Password: "pw"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nodes := tt.nodes(t)
+			holder := nodes.client(t, tt.options).NewMutex("k", MutexOptions{})
+			observer := newWaitObserver()
+			options := tt.options
+			options.Observer = observer
+			waiter := nodes.client(t, options).NewMutex("k", MutexOptions{RetryDelayMin: retryDelayMax / 2, RetryDelayMax: retryDelayMax})
+
+			delays := handoffDelays(t, holder, waiter, observer, 15)
+			t.Logf("from a release to the next acquisition: median %v, all %v", median(delays), delays)
+			assert.LessOrEqual(t, median(delays), retryDelayMax+slack, "the median handoff: the retry delay, not eight")
+		})
+	}
+}
+
+// A node that speaks RESP2 only is found out once, by the handshake of its
+// subscription connection, and reported once: no connection is dialled to
+// it again while waiters wait.
+func TestRESP2OnlyNodeIsDetectedOnce(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startMixedCluster(t, 2, 1)
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	require.NoError(t, holder.Lock(context.Background()))
+	observer := newWaitObserver()
+	waiter := nodes.client(t, Options{Observer: observer}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	locked := startWaiting(t, ctx, waiter, observer)
+
+	connections := connectionsDuring(t, nodes.servers, time.Second)
+	cancel()
+	require.ErrorIs(t, (<-locked).err, context.Canceled)
+	t.Logf("connections accepted in 1 s while a waiter waits: %v", connections)
+	for i, server := range nodes.servers {
+		assert.LessOrEqual(t, connections[i], 1, "node %d: connections in 1 s", i)
+		reports := observer.subscriptionReports(server.Addr())
+		if i < 2 {
+			if assert.Len(t, reports, 1, "node %d speaks RESP2 only: one report", i) {
+				assert.ErrorIs(t, reports[0].Err, ErrNotificationsUnavailable)
+				assert.Contains(t, reports[0].Err.Error(), "RESP2")
+			}
+		} else {
+			assert.Empty(t, reports, "node %d speaks RESP3", i)
+		}
+	}
+}
+
+// Options.Protocol RESP2 is a choice the notifier follows: no connection of
+// the Client speaks RESP3, and each node is reported once as unable to
+// notify.
+func TestOptionsProtocolRESP2MakesNoRESP3Connection(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	require.NoError(t, holder.Lock(context.Background()))
+	observer := newWaitObserver()
+	waiter := nodes.client(t, Options{Protocol: ProtocolRESP2, ClientName: "resp2-waiter", Observer: observer}).
+		NewMutex("k", MutexOptions{TTL: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startWaiting(t, ctx, waiter, observer)
+
+	for i, server := range nodes.servers {
+		var protocols []string
+		for line := range strings.Lines(server.Do(t, "CLIENT", "LIST")) {
+			if strings.Contains(line, " name=resp2-waiter ") {
+				for field := range strings.FieldsSeq(line) {
+					if strings.HasPrefix(field, "resp=") {
+						protocols = append(protocols, field)
+					}
+				}
+			}
+		}
+		assert.NotEmpty(t, protocols, "node %d: the Client's connections", i)
+		assert.NotContains(t, protocols, "resp=3", "node %d: CLIENT LIST of the Client's connections", i)
+		reports := observer.subscriptionReports(server.Addr())
+		if assert.Len(t, reports, 1, "node %d: one report", i) {
+			assert.ErrorIs(t, reports[0].Err, ErrNotificationsUnavailable)
+		}
+	}
+}
+
+// Nodes that can notify keep notifying when another node cannot: with one
+// node of three RESP2 only, a quorum still announces a release, and the
+// waiter, whose own retries are an hour apart, is woken by it.
+func TestRESP3NodesKeepNotifyingBesideARESP2Node(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startMixedCluster(t, 1, 2)
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{})
+	require.NoError(t, holder.Lock(context.Background()))
+	observer := newWaitObserver()
+	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("k", MutexOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	locked := startWaiting(t, ctx, waiter, observer)
+	// Let the subscriptions settle: the RESP3 nodes count the waiter's, and
+	// the looks that their confirmations caused are over. A look racing
+	// with the release could meet it half done: a split vote, whose backoff
+	// (an hour) is deaf to notifications.
+	for _, server := range nodes.servers[1:] {
+		awaitSubscribers(t, server, releasedChannelPrefix+"k", 1)
+	}
+	observer.awaitQuiet(t, 200*time.Millisecond)
+
+	require.NoError(t, holder.Unlock(context.Background()))
+	require.NoError(t, (<-locked).err, "with retries an hour apart, only the notification can have woken it")
+	assert.Len(t, observer.subscriptionReports(nodes.addresses[0]), 1, "the RESP2 node is reported")
+}
+
+// A user without channel rights can lock and unlock: the release script's
+// announcement is refused, not the release.
+func TestUnlockWithoutChannelRights(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, noChannelRights)
+	client := nodes.client(t, Options{Username: "locker", Password: "pw"})
+	m := client.NewMutex("k", MutexOptions{})
+	require.NoError(t, m.Lock(context.Background()))
+	require.NoError(t, m.Unlock(context.Background()))
+	assert.Equal(t, []string{"", "", ""}, client.values(t, "k"))
+}
+
+// A subscription that the ACL refuses is found out once per node and
+// reported once, and the node is not dialled again: before, each refusal
+// closed the connection as an unsolicited reply and redialled at once,
+// about ninety connections a second per node.
+func TestRefusedSubscriptionIsReportedOnce(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, noChannelRights)
+	credentials := Options{Username: "locker", Password: "pw"}
+	holder := nodes.client(t, credentials).NewMutex("k", MutexOptions{TTL: time.Minute})
+	require.NoError(t, holder.Lock(context.Background()))
+	observer := newWaitObserver()
+	options := credentials
+	options.Observer = observer
+	waiter := nodes.client(t, options).NewMutex("k", MutexOptions{TTL: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	locked := startWaiting(t, ctx, waiter, observer)
+
+	connections := connectionsDuring(t, nodes.servers, 2*time.Second)
+	cancel()
+	require.ErrorIs(t, (<-locked).err, context.Canceled)
+	t.Logf("connections accepted in 2 s while a waiter waits: %v", connections)
+	for i, server := range nodes.servers {
+		assert.LessOrEqual(t, connections[i], 1, "node %d: connections in 2 s", i)
+		reports := observer.subscriptionReports(server.Addr())
+		if assert.Len(t, reports, 1, "node %d: one report", i) {
+			report := reports[0]
+			assert.Equal(t, OutcomeError, report.Outcome)
+			assert.ErrorIs(t, report.Err, ErrNotificationsUnavailable)
+			assert.ErrorIs(t, report.Err, ErrConfig, "an ACL is configuration")
+			assert.Contains(t, report.Err.Error(), "NOPERM")
+			assert.Contains(t, report.Err.Error(), "&lockmux:released:*", "the report says the fix")
+		}
+	}
+}
+
+// A subscription connection that keeps failing is redialled with a
+// backoff that grows, not at once: a node that closes the connection on
+// every SUBSCRIBE sees a handful of connections in two seconds, not
+// hundreds.
+func TestSubscriptionRedialsBackOff(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 2, redistest.Options{})
+	closer := redistest.NewFake(t, func(command []string) []byte {
+		switch strings.ToUpper(command[0]) {
+		case "HELLO":
+			return []byte("%2\r\n+server\r\n+redis\r\n+proto\r\n:3\r\n")
+		case "INFO":
+			info := "# Server\r\nrun_id:" + strings.Repeat("f", 40) + "\r\n"
+			return resp.AppendValue(nil, resp.Value{Type: resp.TypeBulkString, Str: []byte(info)})
+		case "CLIENT":
+			return []byte("+OK\r\n")
+		case "SCRIPT":
+			return resp.AppendValue(nil, resp.Value{Type: resp.TypeBulkString, Str: []byte(mux.NewScript(command[2]).SHA())})
+		case "SUBSCRIBE":
+			return nil // closes the connection
+		}
+		return []byte("-ERR this node locks nothing\r\n")
+	})
+	nodes.addresses = append(nodes.addresses, closer.Addr())
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	require.NoError(t, holder.Lock(context.Background()), "two nodes of three are a quorum")
+	observer := newWaitObserver()
+	waiter := nodes.client(t, Options{Observer: observer}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	locked := startWaiting(t, ctx, waiter, observer)
+
+	before := closer.Accepted()
+	time.Sleep(2 * time.Second) // the window to count in, not a synchronisation
+	connections := closer.Accepted() - before
+	cancel()
+	require.ErrorIs(t, (<-locked).err, context.Canceled)
+	t.Logf("connections accepted in 2 s by a node that closes every subscription: %d", connections)
+	assert.LessOrEqual(t, connections, 8, "redials of a failing subscription back off")
+}
