@@ -46,6 +46,19 @@ func (o *unconfirmedObserver) reported() []NodeErrorEvent {
 	return append([]NodeErrorEvent(nil), o.events...)
 }
 
+// slowThirdNode starts three servers, the third behind a proxy that can
+// delay it, and returns a Client over them with the given node timeout,
+// which the caller closes.
+func slowThirdNode(t *testing.T, nodeTimeout time.Duration) ([]*redistest.Server, *faultnet.Proxy, *Client) {
+	t.Helper()
+	redistest.RequireReal(t)
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	slow := faultnet.New(t, servers[2].Addr())
+	client, err := New([]string{servers[0].Addr(), servers[1].Addr(), slow.Addr()}, Options{NodeTimeout: nodeTimeout})
+	require.NoError(t, err)
+	return servers, slow, client
+}
+
 // keyGoneWithin reports whether key disappears from server within limit,
 // looking through connections of its own, not the client's.
 func keyGoneWithin(t *testing.T, server *redistest.Server, key string, limit time.Duration) bool {
@@ -132,12 +145,7 @@ func TestUnconfirmedReleaseIsReported(t *testing.T) {
 // leaves no key behind on the slower node: the release needs no NOSCRIPT
 // fallback that only a later reader would send.
 func TestReleaseAfterScriptFlushReachesTheSlowNode(t *testing.T) {
-	redistest.RequireReal(t)
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	slow := faultnet.New(t, servers[2].Addr())
-	addresses := []string{servers[0].Addr(), servers[1].Addr(), slow.Addr()}
-	client, err := New(addresses, Options{NodeTimeout: time.Second})
-	require.NoError(t, err)
+	servers, slow, client := slowThirdNode(t, time.Second)
 	t.Cleanup(func() { client.Close() })
 	ctx := context.Background()
 	m := client.NewMutex("flushed", MutexOptions{TTL: 30 * time.Second})
@@ -156,12 +164,7 @@ func TestReleaseAfterScriptFlushReachesTheSlowNode(t *testing.T) {
 // replayed: a replay would run after the release and leave the released
 // token on the node for a whole TTL.
 func TestAbandonedAcquisitionIsNotReplayedAfterItsRelease(t *testing.T) {
-	redistest.RequireReal(t)
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	slow := faultnet.New(t, servers[2].Addr())
-	addresses := []string{servers[0].Addr(), servers[1].Addr(), slow.Addr()}
-	client, err := New(addresses, Options{NodeTimeout: time.Second})
-	require.NoError(t, err)
+	servers, slow, client := slowThirdNode(t, time.Second)
 	t.Cleanup(func() { client.Close() })
 	ctx := context.Background()
 	m := client.NewMutex("multi:a", MutexOptions{TTL: 30 * time.Second, Keys: []string{"multi:b"}})
@@ -183,12 +186,7 @@ func TestAbandonedAcquisitionIsNotReplayedAfterItsRelease(t *testing.T) {
 // Close right after Unlock, as `redlock run` does at exit, waits for the
 // releases still in flight to the slower nodes.
 func TestCloseWaitsForReleasesInFlight(t *testing.T) {
-	redistest.RequireReal(t)
-	servers := redistest.StartN(t, 3, redistest.Options{})
-	slow := faultnet.New(t, servers[2].Addr())
-	addresses := []string{servers[0].Addr(), servers[1].Addr(), slow.Addr()}
-	client, err := New(addresses, Options{NodeTimeout: 500 * time.Millisecond})
-	require.NoError(t, err)
+	servers, slow, client := slowThirdNode(t, 500*time.Millisecond)
 	ctx := context.Background()
 	m := client.NewMutex("closing", MutexOptions{TTL: 30 * time.Second})
 	require.NoError(t, m.Lock(ctx))

@@ -1,0 +1,123 @@
+package conn
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Wait returns when the call's reply or error is in call.Reply or
+// call.Err, or when ctx ends: the call is then abandoned (Call.Abandoned
+// reports true and call.Err is ctx's error), and the connection goes on
+// for everybody else. It first writes whatever commands are still
+// buffered. While it waits, the caller may read the connection for other
+// callers.
+func (c *Conn) Wait(ctx context.Context, call *Call) {
+	done := ctx.Done()
+	c.mu.Lock()
+	for call.state == callQueued {
+		if done != nil && ctx.Err() != nil {
+			c.abandonLocked(call, ctx.Err())
+			break
+		}
+		if c.link == nil {
+			c.waitForDialLocked(ctx, call)
+			continue
+		}
+		if len(c.writeBuffer) > 0 && !c.flushing {
+			c.flushLocked()
+			continue
+		}
+		if !c.reading {
+			c.readForLocked(ctx, call)
+			continue
+		}
+		call.waiting = true
+		c.mu.Unlock()
+		select {
+		case <-call.wake:
+		case <-done:
+		}
+		c.mu.Lock()
+		call.waiting = false
+	}
+	c.mu.Unlock()
+}
+
+// readForLocked reads the connection for call's owner, and for everybody
+// waiting behind it, until call is done or ctx ends.
+func (c *Conn) readForLocked(ctx context.Context, call *Call) {
+	if ctx.Done() == nil {
+		c.readLocked(readerCaller, call)
+		return
+	}
+	// A reader blocked in a system call is woken by a read deadline in the
+	// past; interrupted tells it that this is not the server's timeout.
+	turn := c.readTurn + 1
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.reading && c.readTurn == turn && c.link != nil {
+			c.interrupted = true
+			c.readDeadline = time.Unix(1, 0)
+			c.link.netConn.SetReadDeadline(c.readDeadline)
+		}
+	})
+	c.readLocked(readerCaller, call)
+	stop()
+}
+
+// waitForDialLocked waits, up to the call's deadline or until ctx ends, for
+// the dial that will carry the call. If the deadline passes first, every
+// call waiting for the dial fails with ErrNotConnected: none of them was
+// written. Carried commands stay for the next connection.
+func (c *Conn) waitForDialLocked(ctx context.Context, call *Call) {
+	call.waiting = true
+	c.mu.Unlock()
+	timer := time.NewTimer(time.Until(call.deadline))
+	select {
+	case <-call.wake:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	timer.Stop()
+	c.mu.Lock()
+	call.waiting = false
+	if call.state == callQueued && c.link == nil && !time.Now().Before(call.deadline) {
+		c.failPendingLocked(fmt.Errorf("%w: not connected again before the deadline", ErrNotConnected))
+	}
+}
+
+// Abandon stops waiting for the call: its reply will be read and dropped
+// by whoever reads the connection next, keeping the order of replies, and
+// a carried call is still finished by the Conn. The call may be reused at
+// once. Abandon does nothing for a call that already has its reply.
+func (c *Conn) Abandon(call *Call) {
+	c.mu.Lock()
+	c.abandonLocked(call, errAbandoned)
+	c.mu.Unlock()
+}
+
+// abandonLocked detaches a queued call from its entry, with err as its
+// error. A carried entry keeps a copy of the command, and the finisher
+// reads its reply if nobody else will.
+func (c *Conn) abandonLocked(call *Call, err error) {
+	if call.state != callQueued {
+		return
+	}
+	if entry := c.pending.find(call); entry != nil {
+		entry.call = nil
+		if entry.carry {
+			entry.command = append(entry.command[:0], call.Command...)
+			if !c.finishing || c.finisherDue.IsZero() || entry.deadline.Before(c.finisherDue) {
+				c.ensureFinisherLocked()
+			}
+		} else if entry.deadline.Equal(c.earliest) {
+			c.earliestStale = true
+		}
+	}
+	call.state = callIdle
+	call.abandoned = true
+	call.Err = err
+	call.Latency = time.Since(call.sentAt)
+}
