@@ -51,6 +51,9 @@ type Conn struct {
 	readTurn      uint64           // counts the turns of reading, so that a late interruption misses
 	interrupted   bool             // the reader's context ended: its read deadline is not a timeout
 	refused       func(resp.Value) // Listen's handler of refused push commands, while it listens
+	readerDone    <-chan struct{}  // the Done channel of the context of the caller reading, if any
+	watchedDone   <-chan struct{}  // the Done channel whose end interrupts the reader (see readForLocked)
+	stopWatching  func() bool      // undoes the registration for watchedDone
 	earliest      time.Time        // the earliest deadline of the needed pending calls
 	earliestStale bool             // earliest may be earlier than needed
 	readDeadline  time.Time        // the read deadline set on the socket
@@ -342,6 +345,10 @@ func (c *Conn) Close() error {
 	}
 	c.closed = true
 	close(c.closing)
+	if c.stopWatching != nil {
+		c.stopWatching()
+		c.watchedDone, c.stopWatching = nil, nil
+	}
 	if c.cancel != nil {
 		c.cancel()
 	}

@@ -38,8 +38,9 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 	defer c.handOffReadingLocked()
 	link := c.link
 	for link != nil {
-		if c.interrupted {
-			// The reader's context ended while a frame was being handled.
+		if c.interrupted || isDone(c.readerDone) {
+			// The reader's context ended while a frame was being handled,
+			// or before its interruption could find it reading.
 			c.interrupted = false
 			return errInterrupted
 		}
@@ -109,6 +110,16 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 		}
 	}
 	return ErrNotConnected
+}
+
+// isDone reports whether done is closed; a nil channel never is.
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // overdueLocked reports whether a needed reply is late by more than the

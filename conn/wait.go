@@ -46,25 +46,39 @@ func (c *Conn) Wait(ctx context.Context, call *Call) {
 
 // readForLocked reads the connection for call's owner, and for everybody
 // waiting behind it, until call is done or ctx ends.
+//
+// A reader blocked in a system call is woken, when its context ends, by a
+// read deadline in the past (interrupted tells it that this is not the
+// server's timeout), set by a function registered with context.AfterFunc.
+// A registration allocates, so the Conn keeps the last one: callers that
+// use one context for many calls, as a service does with a long-lived
+// context, register it once, and the fast path allocates nothing.
 func (c *Conn) readForLocked(ctx context.Context, call *Call) {
-	if ctx.Done() == nil {
-		c.readLocked(readerCaller, call)
-		return
-	}
-	// A reader blocked in a system call is woken by a read deadline in the
-	// past; interrupted tells it that this is not the server's timeout.
-	turn := c.readTurn + 1
-	stop := context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.reading && c.readTurn == turn && c.link != nil {
-			c.interrupted = true
-			c.readDeadline = time.Unix(1, 0)
-			c.link.netConn.SetReadDeadline(c.readDeadline)
+	done := ctx.Done()
+	if done != nil && done != c.watchedDone {
+		if c.stopWatching != nil {
+			c.stopWatching()
 		}
-	})
+		c.watchedDone = done
+		c.stopWatching = context.AfterFunc(ctx, func() { c.interruptReader(done) })
+	}
+	c.readerDone = done
 	c.readLocked(readerCaller, call)
-	stop()
+	c.readerDone = nil
+}
+
+// interruptReader wakes the reader whose context's Done channel is done.
+func (c *Conn) interruptReader(done <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watchedDone == done {
+		c.watchedDone, c.stopWatching = nil, nil // it has run: a later use registers again
+	}
+	if c.reading && c.readerDone == done && c.link != nil {
+		c.interrupted = true
+		c.readDeadline = time.Unix(1, 0)
+		c.link.netConn.SetReadDeadline(c.readDeadline)
+	}
 }
 
 // waitForDialLocked waits, up to the call's deadline or until ctx ends, for

@@ -72,6 +72,27 @@ func TestLockCycleDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// A cycle under a context that can be cancelled, reused from cycle to
+// cycle as a service's long-lived context is, allocates nothing either:
+// each connection registers the context's end once, not once per read.
+func TestLockCycleUnderACancellableContextDoesNotAllocate(t *testing.T) {
+	redistest.RequireReal(t)
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := client.NewMutex("allocs", MutexOptions{})
+	cycle := func() {
+		if err := m.Lock(ctx); err != nil {
+			panic(err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			panic(err)
+		}
+	}
+	cycle()
+	assert.Zero(t, testing.AllocsPerRun(100, cycle))
+}
+
 // TestFailedTryLockAllocatesOnlyItsError pins the cost of a failed
 // TryLock: one allocation, the *QuorumError it returns (see the note on
 // QuorumError in errors.go).
