@@ -106,7 +106,7 @@ func newFloorCycle(b *testing.B, addresses []string, key string) *floorCycle {
 	return &floorCycle{
 		client:  client,
 		lock:    resp.AppendCommand(nil, "SET", key, token, "NX", "PX", "10000"),
-		release: resp.AppendCommand(nil, "EVALSHA", releaseLua.SHA(), "1", key, token),
+		release: resp.AppendCommand(nil, "EVALSHA", releaseLua.SHA(), "1", key, token, "0123456789abcdef"), // announced, as Unlock's
 	}
 }
 

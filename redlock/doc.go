@@ -45,13 +45,21 @@
 //
 // A Lock that finds the lock held waits for its release instead of polling:
 // the release script publishes on the channel "lockmux:released:" followed
-// by the key, and the Client keeps one subscription connection per node,
-// shared by all its waiters, subscribed only to the keys somebody waits for.
-// One release wakes one waiter of the Client, the one that waited longest,
-// once a quorum of nodes announced it (the message carries the released
-// token); waiters in the same Client as the releasing Unlock are woken by
-// it at once. While a quorum of nodes can notify, a waiter that hears
-// nothing still retries, eight retry delays later.
+// by the key, for every key it released, and the Client keeps one
+// subscription connection per node, shared by all its waiters, subscribed
+// only to the keys somebody waits for: every key of a multi-key Mutex, so
+// that the release of any key that blocks it wakes it, whatever lock held
+// that key. The message is the release's identity, drawn at random by each
+// Unlock (not the token), so that two releases of one token
+// (MutexOptions.Token) are two releases. One release wakes at most one
+// waiter of the Client per key, once a quorum of nodes announced it on the
+// key's channel: the one that waited longest among those listening, and
+// none when a waiter woken for the same release on another key waits on
+// this one too. Waiters in the same Client as the releasing Unlock are
+// woken by it at once. While a quorum of nodes can notify, a waiter that
+// hears nothing still retries, eight retry delays later.
+// Options.RetryDelayMin gives the whole rule for the gaps between the
+// attempts of a Lock.
 //
 // Notifications need RESP3, and a user that may use the release channels.
 // A node that speaks only RESP2, every node when Options.Protocol is

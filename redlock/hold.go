@@ -43,17 +43,21 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	start := clock.Now()
 	// EVAL, not EVALSHA: the release is carried to completion by the
 	// transport, even when nobody waits for it, and nobody would be there
-	// to answer NOSCRIPT.
-	m.round.SetEval(releaseLua, len(m.keys), 1)
+	// to answer NOSCRIPT. A replay carries the same identity, so the nodes
+	// announce one release.
+	var identity [releaseIdentityLength]byte
+	newReleaseIdentity(&identity)
+	m.round.SetEval(releaseLua, len(m.keys), 2)
 	m.appendKeys(m.round)
 	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
+	m.round.AppendBulk(identity[:])
 	m.carryRelease(m.round)
 	m.tally.reset(OperationUnlock, c.need)
 	c.group.Send(m.round, m.roundDeadline())
 	waitErr := c.group.Wait(ctx, m.round, &m.tally)
 	elapsed := clock.Now().Sub(start)
 	if m.tally.got > 0 {
-		c.notifier.released(m, m.tokenBytes[:m.tokenSize])
+		c.notifier.released(m, identity[:])
 	}
 	m.reportNodeErrors()
 

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
@@ -56,11 +54,8 @@ type Mutex struct {
 	tally         tally
 	commitTally   tally  // the commit round of a fenced acquisition
 	fenceKey      string // the key of the resource's fencing counter
-	retryTimer    *time.Timer
-	channel       string        // releasedChannel, made on the first wait
-	notify        chan struct{} // one token: the lock may have been released
-	listening     atomic.Bool   // sleeping until a release notification
-	remainingTTLs []int64       // scratch of resume
+	wait          waitState
+	remainingTTLs []int64 // scratch of resume
 	tokenBytes    [MaxTokenLength]byte
 	tokenSize     int
 
@@ -91,7 +86,8 @@ type Mutex struct {
 }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
-	m := &Mutex{client: c, key: key, turn: make(chan struct{}, 1), notify: make(chan struct{}, 1)}
+	m := &Mutex{client: c, key: key, turn: make(chan struct{}, 1)}
+	m.wait.notify = make(chan struct{}, 1)
 	m.options, m.err = options.withDefaults(c.options)
 	if m.err == nil {
 		m.err = checkKeys(key, m.options.Keys)
@@ -119,7 +115,7 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 // Key returns the Mutex's key.
 func (m *Mutex) Key() string { return m.key }
 
-// Lock acquires the lock, retrying after a random delay in the retry range
+// Lock acquires the lock, trying again, as Options.RetryDelayMin says,
 // until it succeeds, MutexOptions.MaxTries attempts have failed, or ctx is
 // done. It fails at once with an error matching ErrQuorumUnreachable when
 // so many nodes are down or misconfigured that no attempt can succeed.
@@ -195,6 +191,10 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		}
 	}()
 	for attempt := 1; ; attempt++ {
+		var answered int32
+		if subscribed {
+			answered = m.startAttempt()
+		}
 		elapsed, err := m.attempt(ctx)
 		if subscribed && err == nil {
 			m.client.notifier.unregister(m, true)
@@ -205,6 +205,9 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			return nil
 		case err != errAttemptFailed:
 			return err
+		}
+		if subscribed {
+			m.wait.releaseWakes.Add(-answered)
 		}
 		failure := func() error { return m.tally.quorumError(m.key, m.client.addresses, elapsed) }
 		if m.tally.unreachable() {
@@ -223,7 +226,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
 			return failure()
 		}
-		delay, listen := m.retryDelay(), false
+		listen := false
 		switch {
 		case m.tally.got > 0:
 			// A split vote: competing clients each won some nodes. Back off
@@ -231,84 +234,18 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			// step.
 		case m.tally.refused > 0:
 			// Somebody holds the lock: wait for its release notification.
-			// Subscribe first, then look again, so that a release between
-			// the failed attempt and the subscription is not missed.
-			listen = true
+			// A new subscription wakes the waiter once a quorum of nodes
+			// confirmed it, so that a release between the failed attempt
+			// and the subscription is not missed.
 			if !subscribed {
-				m.drainWake()
+				m.startAttempt() // forget the wake-ups that came after an earlier Lock's last attempt
 				subscribed = m.client.notifier.register(m)
-				if subscribed {
-					delay = m.client.options.NodeTimeout // until the subscription is confirmed
-				}
-			} else {
-				delay *= m.client.notifier.fallback()
 			}
+			listen = subscribed
 		}
-		if err := m.sleep(ctx, delay, listen); err != nil {
+		if err := m.sleep(ctx, m.retryDelay(), listen); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure())
 		}
-	}
-}
-
-// releasedChannel returns the channel on which the release of the Mutex's
-// key is announced.
-func (m *Mutex) releasedChannel() string {
-	if m.channel == "" {
-		m.channel = releasedChannelPrefix + m.key
-	}
-	return m.channel
-}
-
-// wake ends the wait of a Lock for a release notification, now or, if
-// it is not waiting yet, at its next wait.
-func (m *Mutex) wake() {
-	select {
-	case m.notify <- struct{}{}:
-	default:
-	}
-}
-
-// drainWake forgets a wake-up that came while nobody waited.
-func (m *Mutex) drainWake() {
-	select {
-	case <-m.notify:
-	default:
-	}
-}
-
-// retryDelay draws the delay before the next attempt uniformly from the
-// retry range, so that competing clients fall out of step.
-func (m *Mutex) retryDelay() time.Duration {
-	low, high := m.options.RetryDelayMin, m.options.RetryDelayMax
-	if high <= low {
-		return low
-	}
-	return low + rand.N(high-low+1)
-}
-
-// sleep waits for d, or until ctx is done, on a timer the Mutex reuses;
-// when listen is set, a release notification ends it too.
-func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool) error {
-	if m.retryTimer == nil {
-		m.retryTimer = time.NewTimer(d)
-	} else {
-		m.retryTimer.Reset(d)
-	}
-	notify := m.notify
-	if !listen {
-		notify = nil // a nil channel never delivers
-	}
-	m.listening.Store(listen)
-	defer m.listening.Store(false)
-	select {
-	case <-m.retryTimer.C:
-		return nil
-	case <-notify:
-		m.retryTimer.Stop()
-		return nil
-	case <-ctx.Done():
-		m.retryTimer.Stop()
-		return context.Cause(ctx)
 	}
 }
 
@@ -455,12 +392,12 @@ func (m *Mutex) releaseAfterFailure() {
 		return
 	}
 	// EVAL rather than EVALSHA: nobody awaits these replies, so a NOSCRIPT
-	// could not be answered with the fallback. Quiet: waking the waiters
-	// for a lock nobody held would only make them collide again.
-	m.round.SetEval(releaseLua, len(m.keys), 2)
+	// could not be answered with the fallback. Without a release identity,
+	// it announces nothing: waking the waiters for a lock nobody held would
+	// only make them collide again.
+	m.round.SetEval(releaseLua, len(m.keys), 1)
 	m.appendKeys(m.round)
 	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
-	m.round.AppendString("quiet")
 	m.carryRelease(m.round)
 	for i := range m.tally.nodes {
 		if !m.tally.mayHoldKey(i) {

@@ -19,8 +19,8 @@ const (
 	// DefaultDriftFactor is the fraction of the TTL allowed for clock drift
 	// between the client and the nodes.
 	DefaultDriftFactor = 0.01
-	// DefaultRetryDelayMin and DefaultRetryDelayMax bound the random delay
-	// between two acquisition attempts.
+	// DefaultRetryDelayMin and DefaultRetryDelayMax bound the retry delay
+	// of a blocked Lock (see Options.RetryDelayMin).
 	DefaultRetryDelayMin = 10 * time.Millisecond
 	DefaultRetryDelayMax = 60 * time.Millisecond
 	// DefaultClientName is the connection name the nodes show in CLIENT
@@ -80,13 +80,32 @@ type Options struct {
 	// (0.01); it must be finite, not negative and below 1.
 	DriftFactor float64
 
-	// RetryDelayMin and RetryDelayMax bound the delay between two
-	// acquisition attempts of a blocked Lock, drawn uniformly at random in
-	// between so that competing clients fall out of step. Zero means
-	// DefaultRetryDelayMin (10 ms) and DefaultRetryDelayMax (60 ms). When
-	// only one bound is set and it falls outside the default range, the other
-	// bound takes its value. Negative values, or a minimum above the maximum,
-	// are invalid. A MutexOptions may override both.
+	// RetryDelayMin and RetryDelayMax bound the retry delay d of a blocked
+	// Lock, drawn uniformly at random in between for each wait, so that
+	// competing clients fall out of step. From the end of one attempt of a
+	// Lock to the start of the next, it waits:
+	//   - d when no node said that another client holds the lock, when some
+	//     nodes let the attempt set the keys but too few (a split vote), and
+	//     while fewer than a quorum of nodes can announce releases (see the
+	//     package documentation);
+	//   - otherwise, for the release of one of its keys, at most 8·d. Only
+	//     these causes end that wait sooner: a release of one of its keys,
+	//     announced by a quorum of nodes or by an Unlock of the same Client,
+	//     which wakes at most one waiter of the Client per key; once, a
+	//     quorum of nodes confirming the subscriptions the Lock waits on (a
+	//     Lock that finds them confirmed already does not look again); and
+	//     a node's subscription confirmed again after its connection was
+	//     replaced, which wakes one waiter, since a release may have gone
+	//     unheard. The wait is cut to d when too few nodes remain to
+	//     announce releases.
+	//
+	// A Lock whose round found so many nodes down that no attempt could win
+	// dials them and tries once more, without a delay, as soon as they are
+	// connected or failed. Zero means DefaultRetryDelayMin (10 ms) and
+	// DefaultRetryDelayMax (60 ms). When only one bound is set and it falls
+	// outside the default range, the other bound takes its value. Negative
+	// values, or a minimum above the maximum, are invalid. A MutexOptions
+	// may override both.
 	RetryDelayMin, RetryDelayMax time.Duration
 
 	// Observer is told of acquisitions, releases, extensions, losses and
@@ -120,8 +139,9 @@ type MutexOptions struct {
 	TTL time.Duration
 
 	// RetryDelayMin and RetryDelayMax override the Client's retry delay
-	// range for this Mutex. Zero means the Client's values; the rules of
-	// Options.RetryDelayMin apply.
+	// range for this Mutex: they bound the gaps between its attempts as
+	// Options.RetryDelayMin says. Zero means the Client's values; the rules
+	// of Options.RetryDelayMin apply.
 	RetryDelayMin, RetryDelayMax time.Duration
 
 	// MaxTries bounds the acquisition attempts of one Lock. Zero means no

@@ -192,6 +192,56 @@ func TestReleaseScript(t *testing.T) {
 	}
 }
 
+// The release script announces the release identity on the channel of
+// every key it released, and nothing without an identity (the clean-up of
+// a failed attempt) or for keys it did not release.
+func TestReleaseScriptAnnouncesEveryKeyItReleased(t *testing.T) {
+	tests := []struct {
+		name      string
+		states    []setupState
+		identity  string // none when empty
+		announced []int  // the keys whose channel hears the identity
+	}{
+		{name: "one key", states: []setupState{stateOurs}, identity: "release-1", announced: []int{0}},
+		{name: "every key of a multi-key hold", states: []setupState{stateOurs, stateOurs, stateOurs}, identity: "release-1", announced: []int{0, 1, 2}},
+		{name: "the keys held by us only", states: []setupState{stateOther, stateOurs, stateMissing}, identity: "release-1", announced: []int{1}},
+		{name: "nothing held by us", states: []setupState{stateOther, stateMissing}, identity: "release-1"},
+		{name: "no identity", states: []setupState{stateOurs, stateOurs}},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			server, client := scriptServer(t)
+			listener := dialScriptClient(t, server.Addr())
+			require.Equal(t, []any{"psubscribe", releasedChannelPrefix + "*", int64(1)}, listener.do(t, "PSUBSCRIBE", releasedChannelPrefix+"*"))
+			keys := lockKeys(len(test.states))
+			for i, state := range test.states {
+				prepare(t, server, client, keys[i], state)
+			}
+			arguments := []string{ourToken}
+			if test.identity != "" {
+				arguments = append(arguments, test.identity)
+			}
+			client.eval(t, releaseScript, keys, arguments...)
+			client.do(t, "PUBLISH", releasedChannelPrefix+"end", "end") // the last message
+
+			var want, got []string
+			for _, i := range test.announced {
+				want = append(want, releasedChannelPrefix+keys[i]+" "+test.identity)
+			}
+			for {
+				message, err := listener.readReply()
+				require.NoError(t, err)
+				fields := message.([]any) // pmessage, pattern, channel, message
+				if fields[2] == releasedChannelPrefix+"end" {
+					break
+				}
+				got = append(got, fields[2].(string)+" "+fields[3].(string))
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
 func TestExtendScript(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -15,8 +15,8 @@ const releaseChannelsRule = "&" + releasedChannelPrefix + "*"
 // Client, and tells the observer, once per node: it speaks only RESP2,
 // Options.Protocol is ProtocolRESP2, or its ACL refused the release
 // channels (the mux.Subscriber finds out, and reports each node once).
-// When too few nodes remain to notify a quorum, it wakes every waiter: from
-// now on they retry at the retry delay.
+// When too few nodes remain to notify a quorum, it tells every waiter: from
+// now on they retry at the retry delay, the wait under way included.
 func (n *notifier) unavailable(node int, cause error) {
 	c := n.client
 	err := fmt.Errorf("%w: %s: %w", ErrNotificationsUnavailable, c.addresses[node], cause)
@@ -37,7 +37,7 @@ func (n *notifier) unavailable(node int, cause error) {
 	if n.notifying == c.need-1 {
 		for _, waiters := range n.waiters {
 			for _, m := range waiters.mutexes {
-				m.wake()
+				m.wake(causeShorten)
 			}
 		}
 	}
@@ -48,21 +48,59 @@ func (n *notifier) unavailable(node int, cause error) {
 }
 
 // resubscribe subscribes node's fresh connection to every channel with
-// waiters and wakes those waiters, so that they look at the lock again: a
-// release may have been missed while the node was not connected.
+// waiters. Where the node had confirmed a subscription on its former
+// connection, a release may have gone unheard in between: its new
+// confirmation wakes a waiter (see confirmed).
 func (n *notifier) resubscribe(node int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.waiters) == 0 {
 		return
 	}
-	command := resp.AppendArrayHeader(nil, 1+len(n.waiters))
-	command = resp.AppendBulkString(command, "SUBSCRIBE")
+	channels := make([]string, 0, len(n.waiters))
 	for channel, waiters := range n.waiters {
-		command = resp.AppendBulkString(command, channel)
-		for _, m := range waiters.mutexes {
-			m.wake()
+		channels = append(channels, channel)
+		if node < len(waiters.subscriptions) && waiters.subscriptions[node] == subscriptionConfirmed {
+			waiters.subscriptions[node] = subscriptionRenewed
+			waiters.confirmations--
 		}
 	}
-	n.subscriber.SendTo(node, command)
+	n.subscriber.SendTo(node, pushCommand("SUBSCRIBE", channels))
+}
+
+// confirmed counts node's confirmation of the subscription to channel.
+// When it makes a quorum, the waiters that wait for it look once more, if
+// a quorum confirmed every one of their channels: a release between their
+// failed attempt and their subscription would have gone unheard. A
+// confirmation after a reconnection wakes one waiter, as a release does:
+// one may have gone unheard. The caller holds n.mu.
+func (n *notifier) confirmed(node int, channel string, waiters *channelWaiters) {
+	if node >= len(waiters.subscriptions) || waiters.subscriptions[node] == subscriptionConfirmed {
+		return
+	}
+	renewed := waiters.subscriptions[node] == subscriptionRenewed
+	waiters.subscriptions[node] = subscriptionConfirmed
+	waiters.confirmations++
+	if waiters.confirmations == n.client.need {
+		for _, m := range waiters.mutexes {
+			if m.wait.subscribing && n.quorumConfirmed(m) {
+				m.wait.subscribing = false
+				m.wake(causeLook)
+			}
+		}
+	}
+	if renewed {
+		n.wakeOne(channel, waiters, 0)
+	}
+}
+
+// quorumConfirmed reports whether a quorum of nodes confirmed the
+// subscription to every channel of m. The caller holds n.mu.
+func (n *notifier) quorumConfirmed(m *Mutex) bool {
+	for _, channel := range m.releasedChannels() {
+		if waiters := n.waiters[channel]; waiters == nil || waiters.confirmations < n.client.need {
+			return false
+		}
+	}
+	return true
 }

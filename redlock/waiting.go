@@ -2,6 +2,8 @@ package redlock
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,18 +17,36 @@ import (
 const releasedChannelPrefix = "lockmux:released:"
 
 // notificationFallback multiplies the retry delay of a Lock that waits for
-// a release notification: it retries on its own only that much later, in
-// case a notification was lost (a node restarted, a holder's key expired).
-// It applies while a quorum of nodes can notify; when too few can, a
-// release would never be announced by a quorum, and waiters retry at the
-// retry delay.
+// a release notification: it tries again on its own only that much later,
+// in case a release was not announced (a holder whose ACL refuses the
+// channel, a holder's key that expired). It applies while a quorum of nodes
+// can notify; when too few can, a release would never be announced by a
+// quorum, and waiters retry at the retry delay.
 const notificationFallback = 8
+
+// releaseIdentityLength is the length of the identity under which a
+// release is announced: 16 hexadecimal digits of a random 64-bit number,
+// drawn by each Unlock.
+const releaseIdentityLength = 16
+
+// newReleaseIdentity fills dst with a new release identity. It tells one
+// release from another, also when holds repeat their token
+// (MutexOptions.Token); it needs to be unique, not secret.
+func newReleaseIdentity(dst *[releaseIdentityLength]byte) {
+	const digits = "0123456789abcdef"
+	random := rand.Uint64()
+	for i := range dst {
+		dst[i] = digits[random&15]
+		random >>= 4
+	}
+}
 
 // notifier wakes the Mutexes that wait for a lock to be released. It keeps
 // one subscription connection per node, shared by every waiter of the
 // Client, subscribed to the channels of the keys that somebody waits for
-// and to nothing else. The connections and their listening goroutines
-// start with the first waiter and end with the Client.
+// (every key of a multi-key Mutex) and to nothing else. The connections
+// and their listening goroutines start with the first waiter and end with
+// the Client.
 //
 // A node that cannot notify (it speaks only RESP2, Options.Protocol is
 // ProtocolRESP2, or its ACL refuses the release channels) is found out
@@ -50,23 +70,45 @@ type notifier struct {
 type channelWaiters struct {
 	mutexes []*Mutex // in the order they began to wait
 	release release  // the latest release announced on the channel
+
+	// subscriptions says, per node, where the channel's subscription
+	// stands; confirmations counts the nodes where it is confirmed.
+	subscriptions []subscriptionState
+	confirmations int
 }
+
+// subscriptionState is where the subscription to one channel stands on one
+// node.
+type subscriptionState uint8
+
+const (
+	// subscriptionSent: the SUBSCRIBE is sent, or waits for the node's
+	// connection, and not confirmed yet.
+	subscriptionSent subscriptionState = iota
+	// subscriptionConfirmed: the node confirmed it.
+	subscriptionConfirmed
+	// subscriptionRenewed: it was confirmed, the node's connection was
+	// replaced, and the SUBSCRIBE is sent again: a release may have gone
+	// unheard in between.
+	subscriptionRenewed
+)
 
 // release counts the nodes that announced one release of a lock, so that
 // the release wakes one waiter, once a quorum of nodes has announced it:
-// an attempt made sooner could not win.
+// an attempt made sooner could not win. A release is known by its
+// identity, which every node of one release announces.
 type release struct {
-	token [MaxTokenLength]byte
-	size  int  // the length of token
-	count int  // the nodes that announced it
-	woken bool // a waiter was woken for it
+	identity [MaxTokenLength]byte
+	size     int  // the length of identity
+	count    int  // the nodes that announced it
+	woken    bool // a waiter was woken for it
 }
 
-// announced counts one node's announcement of the release of token and
-// reports whether it is the one that should wake a waiter.
-func (r *release) announced(token []byte, need int) bool {
-	if !bytes.Equal(r.token[:r.size], token) {
-		r.size = copy(r.token[:], token)
+// announced counts one node's announcement of the release with the given
+// identity and reports whether it is the one that should wake a waiter.
+func (r *release) announced(identity []byte, need int) bool {
+	if !bytes.Equal(r.identity[:r.size], identity) {
+		r.size = copy(r.identity[:], identity)
 		r.count, r.woken = 0, false
 	}
 	r.count++
@@ -77,36 +119,51 @@ func (r *release) announced(token []byte, need int) bool {
 	return true
 }
 
-// register adds m to the waiters of its key and subscribes to the key's
-// channel if m is the first. It reports false when notifications are not
-// available: too few nodes can notify a quorum. The caller then retries on
-// its own, at the retry delay.
+// register adds m to the waiters of each of its keys and subscribes to the
+// channels nobody listened to yet. When a channel of m is not yet
+// confirmed by a quorum of nodes, m looks once more when it is (see
+// notifier.confirmed). It reports false when notifications are not
+// available: too few nodes can notify a quorum. The caller then retries
+// on its own, at the retry delay.
 func (n *notifier) register(m *Mutex) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.waiters == nil && !n.client.closed.Load() {
 		n.start()
 	}
-	return n.registerLocked(m)
-}
-
-// registerLocked is register once the subscriptions are made.
-func (n *notifier) registerLocked(m *Mutex) bool {
 	if n.notifying < n.client.need || n.client.closed.Load() {
 		return false
 	}
-	channel := m.releasedChannel()
-	waiters := n.waiters[channel]
-	if waiters == nil {
-		waiters = &channelWaiters{}
-		n.waiters[channel] = waiters
-		if n.subscriber != nil { // nil only in unit tests that deliver pushes by hand
-			n.subscriber.Send(resp.AppendCommand(nil, "SUBSCRIBE", channel))
+	var fresh []string
+	m.wait.subscribing, m.wait.wokenOn, m.wait.pickedFor = false, "", 0
+	for _, channel := range m.releasedChannels() {
+		waiters := n.waiters[channel]
+		if waiters == nil {
+			waiters = &channelWaiters{subscriptions: make([]subscriptionState, len(n.cannot))}
+			n.waiters[channel] = waiters
+			fresh = append(fresh, channel)
 		}
+		if waiters.confirmations < n.client.need {
+			m.wait.subscribing = true
+		}
+		waiters.mutexes = append(waiters.mutexes, m)
 	}
-	waiters.mutexes = append(waiters.mutexes, m)
+	if len(fresh) > 0 && n.subscriber != nil { // nil only in unit tests that deliver pushes by hand
+		n.subscriber.Send(pushCommand("SUBSCRIBE", fresh))
+	}
 	n.waiting.Add(1)
 	return true
+}
+
+// pushCommand returns the command that subscribes to channels, or
+// unsubscribes from them.
+func pushCommand(name string, channels []string) []byte {
+	command := resp.AppendArrayHeader(nil, 1+len(channels))
+	command = resp.AppendBulkString(command, name)
+	for _, channel := range channels {
+		command = resp.AppendBulkString(command, channel)
+	}
+	return command
 }
 
 // fallback returns the factor of the retry delay for a waiter that listens
@@ -121,33 +178,35 @@ func (n *notifier) fallback() time.Duration {
 	return notificationFallback
 }
 
-// unregister removes m from the waiters of its key, and unsubscribes from
-// the key's channel when nobody waits on it any more. A waiter that leaves
-// without the lock (its context ended) may have been woken for a release:
-// it passes the wake-up on.
+// unregister removes m from the waiters of its keys, and unsubscribes from
+// the channels nobody waits on any more. A waiter that leaves without the
+// lock after it was picked for a release, and made no attempt since (its
+// context ended), passes the wake-up on.
 func (n *notifier) unregister(m *Mutex, acquired bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	channel := m.releasedChannel()
-	waiters := n.waiters[channel]
-	if waiters != nil {
-		for i, waiter := range waiters.mutexes {
-			if waiter == m {
-				waiters.mutexes = append(waiters.mutexes[:i], waiters.mutexes[i+1:]...)
-				n.waiting.Add(-1)
-				break
-			}
+	var emptied []string
+	for _, channel := range m.releasedChannels() {
+		waiters := n.waiters[channel]
+		if waiters == nil {
+			continue
 		}
-		if len(waiters.mutexes) > 0 {
-			if !acquired {
-				wakeOne(waiters.mutexes)
-			}
-			return
+		waiters.mutexes = slices.DeleteFunc(waiters.mutexes, func(waiter *Mutex) bool { return waiter == m })
+		if len(waiters.mutexes) == 0 {
+			delete(n.waiters, channel)
+			emptied = append(emptied, channel)
 		}
 	}
-	delete(n.waiters, channel)
-	if n.subscriber != nil {
-		n.subscriber.Send(resp.AppendCommand(nil, "UNSUBSCRIBE", channel))
+	n.waiting.Add(-1)
+	if !acquired && m.wait.releaseWakes.Load() > 0 {
+		if waiters := n.waiters[m.wait.wokenOn]; waiters != nil {
+			n.wakeOne(m.wait.wokenOn, waiters, 0)
+		}
+	}
+	m.wait.releaseWakes.Store(0)
+	m.wait.subscribing, m.wait.wokenOn, m.wait.pickedFor = false, "", 0
+	if len(emptied) > 0 && n.subscriber != nil {
+		n.subscriber.Send(pushCommand("UNSUBSCRIBE", emptied))
 	}
 }
 
@@ -161,12 +220,12 @@ func (n *notifier) start() {
 	n.subscriber = c.group.Subscribe(mux.SubscribeOptions{OnConnect: n.resubscribe, OnPush: n.deliver, OnUnavailable: n.unavailable})
 }
 
-// deliver handles a push of a subscription connection: the confirmation
-// of a subscription wakes the channel's waiters, and a release wakes one
-// of them once a quorum of nodes has announced it. A message without a
-// token, from a release script that does not publish one, wakes one waiter
-// by itself.
-func (n *notifier) deliver(_ int, push resp.Value) {
+// deliver handles a push of node's subscription connection: the
+// confirmation of a subscription (see confirmed), or the announcement of a
+// release, which wakes one waiter of the channel once a quorum of nodes
+// has announced it. A message without an identity, from a release script
+// that does not publish one, wakes one waiter by itself.
+func (n *notifier) deliver(node int, push resp.Value) {
 	if len(push.Elems) < 2 {
 		return
 	}
@@ -176,53 +235,100 @@ func (n *notifier) deliver(_ int, push resp.Value) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	waiters := n.waiters[string(push.Elems[1].Str)]
+	channel := push.Elems[1].Str
+	waiters := n.waiters[string(channel)]
 	if waiters == nil {
 		return
 	}
 	if kind == "subscribe" {
-		for _, m := range waiters.mutexes {
-			m.wake() // the subscription is confirmed: look again
-		}
+		n.confirmed(node, string(channel), waiters)
 		return
 	}
-	if len(push.Elems) >= 3 && len(push.Elems[2].Str) > 0 && !waiters.release.announced(push.Elems[2].Str, n.client.need) {
+	var identity []byte
+	if len(push.Elems) >= 3 {
+		identity = push.Elems[2].Str
+	}
+	if len(identity) > 0 && !waiters.release.announced(identity, n.client.need) {
 		return
 	}
-	wakeOne(waiters.mutexes)
+	n.wakeOne(string(channel), waiters, releaseHash(identity))
+}
+
+// releaseHash returns a hash of a release's identity, to recognise the
+// waiter picked for the same release on another key; 0 for an empty
+// identity, which is no release's.
+func releaseHash(identity []byte) uint64 {
+	if len(identity) == 0 {
+		return 0
+	}
+	hash := uint64(14695981039346656037) // FNV-1a
+	for _, b := range identity {
+		hash ^= uint64(b)
+		hash *= 1099511628211
+	}
+	return hash | 1
 }
 
 // wakeOne wakes one of the waiters of a released lock, the one that waits
-// longest among those listening for the release: one release makes one
-// holder, and waking them all would only make them collide. A waiter that
-// leaves without the lock passes the wake-up on (see notifier.unregister);
-// the others retry on their own after the fallback delay.
-func wakeOne(waiters []*Mutex) {
-	for _, m := range waiters {
-		if m.listening.Load() {
-			m.wake()
-			return
+// longest among those listening for a release and not yet picked for one:
+// one release makes one holder, and waking them all would only make them
+// collide. When none listens (they are all trying, or backing off after a
+// split vote), the first that has no attempt due yet gets the wake-up at
+// its next wait. A waiter that leaves without the lock passes the wake-up
+// on (see notifier.unregister); the others try again on their own after
+// the fallback delay.
+//
+// A release of several keys is announced on each of their channels: when
+// a waiter picked for the same release (its hash, release) on another
+// channel waits on this one too, its attempt tries this key as well, and
+// nobody else is woken. The caller holds n.mu.
+func (n *notifier) wakeOne(channel string, waiters *channelWaiters, release uint64) {
+	if release != 0 {
+		for _, m := range waiters.mutexes {
+			if m.wait.pickedFor == release {
+				return
+			}
 		}
 	}
-	if len(waiters) > 0 {
-		waiters[0].wake()
+	var picked *Mutex
+	for _, m := range waiters.mutexes {
+		if m.wait.listening.CompareAndSwap(true, false) {
+			picked = m
+			break
+		}
 	}
+	if picked == nil {
+		for _, m := range waiters.mutexes {
+			if m.wait.causes.Load()&causeLook == 0 {
+				picked = m
+				break
+			}
+		}
+	}
+	if picked == nil {
+		return // each of them tries again at once
+	}
+	picked.wait.releaseWakes.Add(1)
+	picked.wait.wokenOn, picked.wait.pickedFor = channel, release
+	picked.wake(causeLook)
 }
 
-// released wakes at once one waiter of this Client on a key that one of its
-// Mutexes just released, with the given token, without waiting for the
-// notifications to come back from the nodes; they wake nobody else. It
+// released wakes at once one waiter of this Client on each key that one of
+// its Mutexes just released, under the given identity, without waiting for
+// the announcements to come back from the nodes; they wake nobody else. It
 // costs nothing when nobody waits.
-func (n *notifier) released(m *Mutex, token []byte) {
+func (n *notifier) released(m *Mutex, identity []byte) {
 	if n.waiting.Load() == 0 {
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	// Counted as announced by a quorum: the nodes' own announcements of it,
-	// before or after this, wake nobody else.
-	if waiters := n.waiters[m.releasedChannel()]; waiters != nil && waiters.release.announced(token, 0) {
-		wakeOne(waiters.mutexes)
+	for _, channel := range m.releasedChannels() {
+		// Counted as announced by a quorum: the nodes' own announcements of
+		// it, before or after this, wake nobody else.
+		if waiters := n.waiters[channel]; waiters != nil && waiters.release.announced(identity, 0) {
+			n.wakeOne(channel, waiters, releaseHash(identity))
+		}
 	}
 }
 

@@ -94,15 +94,16 @@ func TestOneReleaseWakesOneWaiter(t *testing.T) {
 	n.waiters, n.notifying = make(map[string]*channelWaiters), 5 // as if started, and every node notifying
 	waiters := make([]*Mutex, 4)
 	for i := range waiters {
-		waiters[i] = &Mutex{client: client, key: "k", notify: make(chan struct{}, 1)}
-		waiters[i].listening.Store(true)
+		waiters[i] = &Mutex{client: client, key: "k", keys: []string{"k"}}
+		waiters[i].wait.notify = make(chan struct{}, 1)
+		waiters[i].wait.listening.Store(true)
 		require.True(t, n.register(waiters[i]))
 	}
 	woken := func() int {
 		count := 0
 		for _, m := range waiters {
 			select {
-			case <-m.notify:
+			case <-m.wait.notify:
 				count++
 			default:
 			}
@@ -128,4 +129,85 @@ func TestOneReleaseWakesOneWaiter(t *testing.T) {
 
 	n.deliver(0, releaseMessage("k", ""))
 	assert.Equal(t, 1, woken(), "a message without a token wakes one waiter by itself")
+}
+
+// A release of several keys is announced on the channel of each, and
+// counted per channel: it wakes a waiter once a quorum of nodes announced
+// it on that channel, one waiter per key, and none for a key on which a
+// waiter woken for the same release waits too: that waiter's attempt tries
+// the key already.
+func TestOneReleaseWakesOneWaiterPerKey(t *testing.T) {
+	client := &Client{need: 3} // five nodes; no subscription connections
+	n := &client.notifier
+	n.client = client
+	n.waiters, n.notifying = make(map[string]*channelWaiters), 5 // as if started, and every node notifying
+	waiter := func(keys ...string) *Mutex {
+		m := &Mutex{client: client, key: keys[0], keys: keys}
+		m.wait.notify = make(chan struct{}, 1)
+		m.wait.listening.Store(true)
+		require.True(t, n.register(m))
+		return m
+	}
+	both, onlyA, onlyB := waiter("a", "b"), waiter("a"), waiter("b")
+	woken := func() []*Mutex {
+		var woken []*Mutex
+		for _, m := range []*Mutex{both, onlyA, onlyB} {
+			select {
+			case <-m.wait.notify:
+				woken = append(woken, m)
+			default:
+			}
+		}
+		return woken
+	}
+
+	for range 2 {
+		n.deliver(0, releaseMessage("a", "of-a-and-b"))
+		n.deliver(0, releaseMessage("b", "of-a-and-b"))
+	}
+	assert.Empty(t, woken(), "two nodes of five announced the release on each channel: no quorum on either")
+	n.deliver(0, releaseMessage("a", "of-a-and-b"))
+	assert.Equal(t, []*Mutex{both}, woken(), "a quorum on a: the longest waiting on a")
+	for range 3 {
+		n.deliver(0, releaseMessage("b", "of-a-and-b"))
+	}
+	assert.Empty(t, woken(), "a quorum on b: the waiter woken for the release tries b too")
+
+	for range 3 {
+		n.deliver(0, releaseMessage("b", "of-b"))
+	}
+	assert.Equal(t, []*Mutex{onlyB}, woken(), "the next release of b: the longest waiting on b and listening")
+}
+
+// A waiter that leaves without the lock passes a release's wake-up on
+// when no attempt of its own answered it, and wakes nobody otherwise: a
+// wake-up without a release could not win.
+func TestLeavingWaiterPassesOnOnlyAReleaseWakeUp(t *testing.T) {
+	client := &Client{need: 1} // one node; no subscription connections
+	n := &client.notifier
+	n.client = client
+	n.waiters, n.notifying = make(map[string]*channelWaiters), 1
+	waiters := make([]*Mutex, 3)
+	for i := range waiters {
+		waiters[i] = &Mutex{client: client, key: "k", keys: []string{"k"}}
+		waiters[i].wait.notify = make(chan struct{}, 1)
+		waiters[i].wait.listening.Store(true)
+		require.True(t, n.register(waiters[i]))
+	}
+	woken := func(m *Mutex) bool {
+		select {
+		case <-m.wait.notify:
+			return true
+		default:
+			return false
+		}
+	}
+
+	n.unregister(waiters[2], false)
+	assert.False(t, woken(waiters[0]) || woken(waiters[1]), "a waiter that was not woken for a release leaves: nobody is woken")
+
+	n.deliver(0, releaseMessage("k", "first"))
+	require.True(t, woken(waiters[0]), "the release wakes the longest waiting")
+	n.unregister(waiters[0], false) // its context ended before it tried
+	assert.True(t, woken(waiters[1]), "the wake-up is passed on")
 }

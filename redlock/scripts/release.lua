@@ -1,24 +1,26 @@
 -- release.lua deletes every lock key that holds the caller's token, and
--- tells the clients waiting for the lock that it is free.
--- KEYS: the lock keys. ARGV[1]: the token. ARGV[2], optional: "quiet" for
--- the clean-up after a failed attempt, which wakes nobody.
+-- tells the clients waiting for those keys that they are free.
+-- KEYS: the lock keys. ARGV[1]: the token. ARGV[2], optional: the identity
+-- of this release, which Unlock draws at random; the clean-up after a
+-- failed attempt leaves it out, and wakes nobody.
 -- Returns the number of keys released: #KEYS when the node released the
 -- whole hold, 0 when it held none of it (missing, expired or another token).
--- When it released anything, and is not quiet, it publishes the token on
--- "lockmux:released:" .. KEYS[1], which waiting clients subscribe to: the
--- nodes of one release publish the same message, and a client wakes one
--- waiter per release, not one per node. The announcement is made with
--- pcall: a user whom the ACL denies the channel (Redis 7 gives a new user
--- no channel) still releases, and only the announcement is lost.
+-- With an identity, it publishes the identity on "lockmux:released:" ..
+-- key for every key it released, which waiting clients subscribe to: the
+-- nodes of one release publish the same message, so a client wakes one
+-- waiter per release and key, not one per node, and tells two releases of
+-- one token apart. The announcement is made with pcall: a user whom the
+-- ACL denies the channel (Redis 7 gives a new user no channel) still
+-- releases, and only the announcement is lost.
 -- A key of the wrong type raises WRONGTYPE: it is not caught.
 local released = 0
 for _, key in ipairs(KEYS) do
   if redis.call("GET", key) == ARGV[1] then
     redis.call("DEL", key)
     released = released + 1
+    if ARGV[2] then
+      redis.pcall("PUBLISH", "lockmux:released:" .. key, ARGV[2])
+    end
   end
-end
-if released > 0 and ARGV[2] ~= "quiet" then
-  redis.pcall("PUBLISH", "lockmux:released:" .. KEYS[1], ARGV[1])
 end
 return released

@@ -1,0 +1,143 @@
+package redlock
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// The causes that end a Lock's wait for a release early (waitState.causes).
+const (
+	// causeLook asks for an attempt now: a release of one of the keys was
+	// announced, the subscription was confirmed, or renewed after a
+	// reconnection.
+	causeLook uint32 = 1 << iota
+	// causeShorten says that too few nodes can notify any more: the wait
+	// ends at the retry delay, not at the fallback.
+	causeShorten
+)
+
+// waitState is what a Mutex keeps for the waits of a Lock between two
+// attempts. Its fields belong to the goroutine that has the turn, except
+// where they say otherwise.
+type waitState struct {
+	timer    *time.Timer
+	channels []string // the release channels of the keys: made on first use, read and written under notifier.mu
+
+	// causes holds the causes (causeLook, causeShorten) that came since
+	// the last attempt began, and notify a token when one came: the
+	// notifier sets them (wake), the Lock takes them (sleep, startAttempt).
+	causes atomic.Uint32
+	notify chan struct{}
+
+	// listening is set by the Lock while it waits for a release; the
+	// notifier clears it when it picks this waiter for a release, so that
+	// the next release picks another one.
+	listening atomic.Bool
+
+	// releaseWakes counts the releases this waiter was picked for that no
+	// completed attempt has followed yet: a waiter that leaves without the
+	// lock passes such a wake-up on (notifier.unregister).
+	releaseWakes atomic.Int32
+
+	// Guarded by notifier.mu. subscribing is set while the waiter waits
+	// for a quorum of nodes to confirm its subscriptions, and then looks
+	// once; wokenOn is the channel of the last release it was picked for,
+	// and pickedFor that release's hash (releaseHash).
+	subscribing bool
+	wokenOn     string
+	pickedFor   uint64
+}
+
+// wake ends the wait of a Lock for the given cause, now or, if it is not
+// waiting yet, at its next wait.
+func (m *Mutex) wake(cause uint32) {
+	m.wait.causes.Or(cause)
+	select {
+	case m.wait.notify <- struct{}{}:
+	default:
+	}
+}
+
+// startAttempt forgets the causes that came before an attempt of a Lock
+// that waits: the attempt answers them. It returns the release wake-ups
+// the attempt answers, to be taken from releaseWakes once it completed.
+func (m *Mutex) startAttempt() int32 {
+	w := &m.wait
+	w.causes.Store(0)
+	select {
+	case <-w.notify:
+	default:
+	}
+	return w.releaseWakes.Load()
+}
+
+// releasedChannels returns the channels on which the releases of the
+// Mutex's keys are announced, one per key. The caller holds notifier.mu.
+func (m *Mutex) releasedChannels() []string {
+	if m.wait.channels == nil {
+		m.wait.channels = make([]string, len(m.keys))
+		for i, key := range m.keys {
+			m.wait.channels[i] = releasedChannelPrefix + key
+		}
+	}
+	return m.wait.channels
+}
+
+// retryDelay draws the retry delay uniformly from the retry range, so that
+// competing clients fall out of step.
+func (m *Mutex) retryDelay() time.Duration {
+	low, high := m.options.RetryDelayMin, m.options.RetryDelayMax
+	if high <= low {
+		return low
+	}
+	return low + rand.N(high-low+1)
+}
+
+// sleep waits between two attempts of Lock, on a timer the Mutex reuses,
+// as Options.RetryDelayMin says: for the retry delay d, or, when listen is
+// set, for the release of one of the keys, at most d times the notifier's
+// fallback factor, or d once too few nodes can notify (causeShorten). A
+// causeLook ends the wait of a listening Lock at once; ctx ends any wait.
+func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool) error {
+	w := &m.wait
+	bound := d
+	if listen {
+		bound *= m.client.notifier.fallback()
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(bound)
+	} else {
+		w.timer.Reset(bound)
+	}
+	defer w.timer.Stop()
+	if !listen {
+		select {
+		case <-w.timer.C:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	start := time.Now()
+	w.listening.Store(true)
+	defer w.listening.Store(false)
+	for {
+		causes := w.causes.Swap(0)
+		if causes&causeLook != 0 {
+			return nil
+		}
+		if causes&causeShorten != 0 && bound > d {
+			bound = d
+			w.timer.Reset(d - time.Since(start))
+		}
+		select {
+		case <-w.timer.C:
+			return nil
+		case <-w.notify:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
