@@ -332,10 +332,12 @@ func (c *Conn) Flush() {
 }
 
 // Close closes the connection and fails every call in flight with
-// ErrClosed. Carried commands already written are given until their
-// deadlines to be answered first (Close waits at most that long); those
-// that could not be finished are reported to Options.OnUnfinished, and
-// Close then returns an error matching ErrUnfinished. Close waits for the
+// ErrClosed. Carried commands are given until their deadlines to be
+// answered first, and those queued behind a dial in progress are written
+// when it completes: Close waits at most the dial timeout and the carried
+// commands' deadlines. Those that could not be finished are reported to
+// Options.OnUnfinished, and Close then returns an error matching
+// ErrUnfinished. Close waits for the
 // Conn's background goroutines to end. It is safe to call more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
@@ -349,11 +351,13 @@ func (c *Conn) Close() error {
 		c.stopWatching()
 		c.watchedDone, c.stopWatching = nil, nil
 	}
-	if c.cancel != nil {
-		c.cancel()
-	}
-	if c.link != nil && c.carried > 0 {
+	switch {
+	case c.carried > 0 && (c.link != nil || c.dialing):
+		// A dial in progress carries the commands queued behind it: it
+		// goes on, within its own timeout.
 		c.ensureFinisherLocked()
+	case c.cancel != nil:
+		c.cancel()
 	}
 	c.mu.Unlock()
 	c.background.Wait()

@@ -38,12 +38,15 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 	c.dialing = false
 	close(c.dialDone)
 	switch {
-	case c.closed:
+	case c.closed && (link == nil || c.carried == 0):
 		if link != nil {
 			link.netConn.Close()
 		}
 	case err != nil:
 		c.lastErr = err
+		if c.closed {
+			return // Close reports the carried commands that waited for it
+		}
 		c.failPendingLocked(fmt.Errorf("%w: %w", ErrNotConnected, err))
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 			// The dial waited its whole timeout already: a server that is
