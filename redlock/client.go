@@ -34,6 +34,7 @@ type Client struct {
 	need          int      // the quorum: len(addresses)/2 + 1
 	stats         statsRecorder
 	closed        atomic.Bool
+	closing       chan struct{} // closed by Close: it ends every wait of a Lock
 	notifier      notifier
 	renewer       renewer
 
@@ -69,7 +70,7 @@ func New(addresses []string, options Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: no addresses", ErrInvalidOptions)
 	}
 	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
-		dialAddresses: append([]string(nil), addresses...)}
+		dialAddresses: append([]string(nil), addresses...), closing: make(chan struct{})}
 	c.notifier.client = c
 	c.renewer.client = c
 	groupOptions := options.groupOptions()
@@ -131,29 +132,47 @@ func (c *Client) NewMutex(key string, options MutexOptions) *Mutex {
 
 // Do locks key, runs fn while holding the lock, and unlocks it. The hold
 // is renewed while fn runs (options.AutoExtend is implied), within
-// options.MaxHold. The context given to fn is cancelled, with cause
-// ErrLockLost, as soon as the hold can no longer be proven, before its
-// validity ends; fn should stop its work then. Do returns the error of the
-// lock, or fn's error joined with the unlock's.
+// options.MaxHold. The context given to fn is cancelled as soon as the hold
+// can no longer be proven, before its validity ends, with a cause that
+// matches ErrLockLost (the error the Observer gets in LostEvent.Err), and
+// ErrClosed too when the Client was closed; fn should stop its work then.
+// Do returns the error of the lock, or fn's error joined with the unlock's.
+//
+// The unlock after fn is bounded by a few node timeouts, whatever ctx
+// does. It also runs when fn panics or ends its goroutine
+// (runtime.Goexit): the lock is released, and then the panic goes on, with
+// its own value, to whoever recovers it.
 func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn func(ctx context.Context) error) error {
 	options.AutoExtend = true
 	m := c.NewMutex(key, options)
+	holdCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// Set before the hold starts, so that no loss goes unseen.
+	m.mu.Lock()
+	m.onLost = cancel
+	m.mu.Unlock()
 	if err := m.Lock(ctx); err != nil {
 		return err
 	}
-	holdCtx, cancel := context.WithCancelCause(ctx)
-	m.mu.Lock()
-	m.onLost = func() { cancel(ErrLockLost) }
-	lost := m.lost
-	m.mu.Unlock()
-	if lost {
-		cancel(ErrLockLost)
-	}
+	returned := false
+	defer func() {
+		if !returned {
+			// fn panicked or ended its goroutine: release on the way out.
+			c.unlockAfterDo(ctx, m, cancel)
+		}
+	}()
 	fnErr := fn(holdCtx)
+	returned = true
+	return errors.Join(fnErr, c.unlockAfterDo(ctx, m, cancel))
+}
+
+// unlockAfterDo cancels the context of Do's function and unlocks its
+// Mutex, within unlockTimeout even if ctx has ended.
+func (c *Client) unlockAfterDo(ctx context.Context, m *Mutex, cancel context.CancelCauseFunc) error {
 	cancel(nil)
 	unlockCtx, cancelUnlock := context.WithTimeout(context.WithoutCancel(ctx), c.unlockTimeout())
 	defer cancelUnlock()
-	return errors.Join(fnErr, m.Unlock(unlockCtx))
+	return m.Unlock(unlockCtx)
 }
 
 // unlockTimeout bounds an unlock that runs after its caller's context may
@@ -177,7 +196,11 @@ func (c *Client) Addresses() []string {
 // renews them or watches their validity any more, so their Done channels
 // close and the contexts of Client.Do are cancelled, with a cause that
 // matches ErrLockLost and ErrClosed. Holds that were not unlocked stay on
-// the nodes until their TTL ends. Methods called after Close return
+// the nodes until their TTL ends. Every goroutine blocked in Lock returns
+// at once with an error matching ErrClosed, whether it was waiting between
+// attempts, for a release notification or for its turn behind another
+// goroutine of the same Mutex (an attempt already sent ends with its
+// round, within a node timeout). Methods called after Close return
 // ErrClosed.
 //
 // Releases still in flight when Close is called (an Unlock that returned
@@ -190,6 +213,7 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	close(c.closing)
 	c.renewer.close()
 	c.notifier.close()
 	if err := c.group.Close(); err != nil {

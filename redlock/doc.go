@@ -15,8 +15,9 @@
 //	defer m.Unlock(ctx)                       // errors.Is(err, redlock.ErrLockLost) if the hold was gone
 //
 //	err = c.Do(ctx, "orders:1001", redlock.MutexOptions{}, func(ctx context.Context) error {
-//		// The lock is renewed while this runs; ctx is cancelled with cause
-//		// ErrLockLost if the hold is lost.
+//		// The lock is renewed while this runs; ctx is cancelled, with a
+//		// cause matching ErrLockLost, if the hold is lost. The lock is
+//		// released when this returns, and also when it panics.
 //		return nil
 //	})
 //
@@ -35,13 +36,14 @@
 // Client, and the extensions that come due together share their writes.
 // When an extension fails it is retried within the validity; once no
 // attempt can finish in time the hold is declared lost, before its validity
-// ends: Mutex.Done is closed and Do's context is cancelled with cause
-// ErrLockLost. The margin is two node timeouts: one for an attempt to
-// finish, one for the holder to stop. MutexOptions.MaxHold bounds the
-// renewal: a hold that reaches it ends the same margin before its validity.
-// Client.Close ends every hold the same way. Unlock stops the renewal,
-// also while an extension is in flight. An extension that a quorum confirms
-// also sets the key again on the nodes that had lost it.
+// ends: Mutex.Done is closed and Do's context is cancelled with a cause
+// that matches ErrLockLost. The margin is two node timeouts: one for an
+// attempt to finish, one for the holder to stop. MutexOptions.MaxHold
+// bounds the renewal: a hold that reaches it ends the same margin before
+// its validity. Client.Close ends every hold, with a cause that matches
+// both ErrLockLost and ErrClosed. Unlock stops the renewal, also while an
+// extension is in flight. An extension that a quorum confirms also sets
+// the key again on the nodes that had lost it.
 //
 // A Lock that finds the lock held waits for its release instead of polling:
 // the release script publishes on the channel "lockmux:released:" followed
@@ -90,10 +92,12 @@
 // in flight, renewals, shared subscriptions) and Client.Close waits for
 // them. A context bounds its caller's wait and nothing else: when it ends,
 // the call returns at once with the context's error, and the commands it
-// sent go on without it on connections that other goroutines share. An Observer is
-// called synchronously on the goroutine of the operation it reports, so it
-// must be fast and safe for concurrent use. A Clock must be safe for
-// concurrent use.
+// sent go on without it on connections that other goroutines share.
+// Client.Close ends the waits of Lock the same way: every goroutine
+// waiting between attempts, for a release or for its turn returns at once
+// with an error matching ErrClosed. An Observer is called synchronously on
+// the goroutine of the operation it reports, so it must be fast and safe
+// for concurrent use. A Clock must be safe for concurrent use.
 //
 // # Errors
 //

@@ -21,7 +21,9 @@ var (
 	ErrLockLost = errors.New("redlock: lock lost")
 
 	// ErrClosed is returned for calls on a Client, or on a Mutex of a
-	// Client, that was closed.
+	// Client, that was closed, and by the Locks that were waiting when it
+	// was closed. The cause of Client.Do's context, when Close ended the
+	// hold, matches it too.
 	ErrClosed = errors.New("redlock: client closed")
 
 	// ErrReleaseUnconfirmed is matched by the node errors reported for a

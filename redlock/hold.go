@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -417,9 +418,13 @@ func (m *Mutex) startHold(start, until time.Time, fence int64) {
 }
 
 // signalLost ends a hold that can no longer be proven, once: it closes
-// Done and cancels the context of Client.Do with cause ErrLockLost. The
-// Mutex stays held until Unlock.
+// Done and cancels the context of Client.Do with err as the cause, made to
+// match ErrLockLost if it does not (a renewal that found the Client
+// closed). The Mutex stays held until Unlock.
 func (m *Mutex) signalLost(generation uint64, err error) {
+	if !errors.Is(err, ErrLockLost) {
+		err = fmt.Errorf("%w: %w", ErrLockLost, err)
+	}
 	m.mu.Lock()
 	if !m.held || m.generation != generation || m.lost {
 		m.mu.Unlock()
@@ -436,7 +441,7 @@ func (m *Mutex) signalLost(generation uint64, err error) {
 	m.mu.Unlock()
 	m.client.stats.recordLost()
 	if onLost != nil {
-		onLost()
+		onLost(err)
 	}
 	if observer := m.client.options.Observer; observer != nil {
 		observer.OnLost(LostEvent{Key: m.key, Held: held, Err: err})

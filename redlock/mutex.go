@@ -82,7 +82,7 @@ type Mutex struct {
 	until      time.Time // the end of the hold's validity
 	fence      int64     // the hold's fence, 0 without fencing
 	done       chan struct{}
-	onLost     func() // set by Client.Do: cancels its context
+	onLost     func(cause error) // set by Client.Do: cancels its context
 }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
@@ -120,7 +120,8 @@ func (m *Mutex) Key() string { return m.key }
 // done. It fails at once with an error matching ErrQuorumUnreachable when
 // so many nodes are down or misconfigured that no attempt can succeed.
 //
-// A failure matches ErrNotAcquired, or the context's error when ctx ended;
+// A failure matches ErrNotAcquired, the context's error when ctx ended, or
+// ErrClosed when the Client was closed (Close ends the wait at once);
 // errors.As with a *QuorumError gives each node's outcome in the last
 // attempt.
 func (m *Mutex) Lock(ctx context.Context) error {
@@ -162,7 +163,8 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	return err
 }
 
-// takeTurn waits until no other goroutine of this process holds the Mutex.
+// takeTurn waits until no other goroutine of this process holds the Mutex,
+// ctx is done, or the Client is closed.
 func (m *Mutex) takeTurn(ctx context.Context) error {
 	select {
 	case m.turn <- struct{}{}:
@@ -174,6 +176,8 @@ func (m *Mutex) takeTurn(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("redlock: lock %q: waiting for another goroutine of this process: %w", m.key, context.Cause(ctx))
+	case <-m.client.closing:
+		return fmt.Errorf("redlock: lock %q: waiting for another goroutine of this process: %w", m.key, ErrClosed)
 	}
 }
 

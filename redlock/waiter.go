@@ -99,7 +99,8 @@ func (m *Mutex) retryDelay() time.Duration {
 // as Options.RetryDelayMin says: for the retry delay d, or, when listen is
 // set, for the release of one of the keys, at most d times the notifier's
 // fallback factor, or d once too few nodes can notify (causeShorten). A
-// causeLook ends the wait of a listening Lock at once; ctx ends any wait.
+// causeLook ends the wait of a listening Lock at once; ctx and Client.Close
+// end any wait.
 func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool) error {
 	w := &m.wait
 	bound := d
@@ -116,6 +117,8 @@ func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool) error {
 		select {
 		case <-w.timer.C:
 			return nil
+		case <-m.client.closing:
+			return nil // the next attempt returns ErrClosed
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
@@ -136,6 +139,8 @@ func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool) error {
 		case <-w.timer.C:
 			return nil
 		case <-w.notify:
+		case <-m.client.closing:
+			return nil // the next attempt returns ErrClosed
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
