@@ -105,9 +105,11 @@ func ExampleMutex_Extend() {
 	// extended: true
 }
 
-// A *QuorumError tells what each node answered.
+// A *QuorumError tells what each node answered. (With one node, so that
+// the output does not depend on which nodes the holder's Lock had reached
+// when it returned: it returns once a quorum confirmed.)
 func ExampleQuorumError() {
-	addresses, stop := startNodes(3)
+	addresses, stop := startNodes(1)
 	defer stop()
 	first, _ := redlock.New(addresses, redlock.Options{})
 	defer first.Close()
@@ -130,8 +132,6 @@ func ExampleQuorumError() {
 		}
 	}
 	// Output:
-	// 0 of 3 nodes, need 2
-	// held
-	// held
+	// 0 of 1 nodes, need 1
 	// held
 }
