@@ -36,6 +36,7 @@ type Client struct {
 	closed        atomic.Bool
 	notifier      notifier
 	renewer       renewer
+	holds         holdRegistry
 
 	// runIDs maps each node's address to the run_id it reported when it
 	// last connected; duplicate is set when two addresses report the same
@@ -191,6 +192,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.renewer.close()
+	c.holds.close()
 	c.notifier.close()
 	if err := c.group.Close(); err != nil {
 		return fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, err)

@@ -87,7 +87,12 @@ type Mutex struct {
 	until      time.Time // the end of the hold's validity
 	fence      int64     // the hold's fence, 0 without fencing
 	done       chan struct{}
-	onLost     func() // set by Client.Do: cancels its context
+	onLost     func()      // set by Client.Do: cancels its context
+	endTimer   *time.Timer // fires at the hold's end (see expiry.go)
+
+	// heldIndex is the Mutex's place in its Client's holdRegistry, guarded
+	// by the registry's mutex.
+	heldIndex int
 }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
@@ -124,6 +129,11 @@ func (m *Mutex) Key() string { return m.key }
 // done. It fails at once with an error matching ErrQuorumUnreachable when
 // so many nodes are down or misconfigured that no attempt can succeed.
 //
+// Lock returns a hold only while it is valid: its validity is checked by
+// the Client's clock as the last step before Lock returns, after the
+// observers have run. An attempt whose hold ended before then counts as
+// failed; its keys are released and the observer is told of the loss.
+//
 // A failure matches ErrNotAcquired, or the context's error when ctx ended;
 // errors.As with a *QuorumError gives each node's outcome in the last
 // attempt.
@@ -134,16 +144,39 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.takeTurn(ctx); err != nil {
 		return err
 	}
-	err := m.acquireWithRetries(ctx)
-	if err != nil {
+	attempts := 0
+	for {
+		generation, err := m.acquireWithRetries(ctx, &attempts)
+		if err == nil {
+			if m.validAtReturn(generation) {
+				return nil // nothing runs between the check and the return
+			}
+			// The attempt failed after all: the hold it won ended while
+			// the observers ran. Try again at the retry delay.
+			if err = m.dropEndedHold(generation); err == nil {
+				return nil // unlocked by another goroutine, which passed the turn on
+			}
+			switch {
+			case ctx.Err() != nil:
+				err = fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), err)
+			case m.options.MaxTries > 0 && attempts >= m.options.MaxTries:
+			default:
+				sleepErr := m.sleep(ctx, m.retryDelay(), false)
+				if sleepErr == nil {
+					continue
+				}
+				err = fmt.Errorf("redlock: lock %q: %w: %w", m.key, sleepErr, err)
+			}
+		}
 		m.giveTurn()
+		return err
 	}
-	return err
 }
 
 // TryLock makes one attempt to acquire the lock. It fails with an error
 // matching ErrNotAcquired when the lock is held by another client, by
-// another goroutine of this process, or when no quorum of nodes agreed.
+// another goroutine of this process, when no quorum of nodes agreed, or
+// when the hold's validity ended before TryLock could return it.
 func (m *Mutex) TryLock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
@@ -153,9 +186,14 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	default:
 		return errHeldLocally
 	}
-	elapsed, err := m.attempt(ctx)
+	elapsed, generation, err := m.attempt(ctx)
 	if err == nil {
-		return nil
+		if m.validAtReturn(generation) {
+			return nil // nothing runs between the check and the return
+		}
+		if err = m.dropEndedHold(generation); err == nil {
+			return nil // unlocked by another goroutine, which passed the turn on
+		}
 	}
 	if err == errAttemptFailed {
 		// The tally belongs to the goroutine that has the turn: read it
@@ -187,41 +225,47 @@ func (m *Mutex) giveTurn() { <-m.turn }
 // the details are in the Mutex's tally.
 var errAttemptFailed = errors.New("redlock: attempt failed")
 
-func (m *Mutex) acquireWithRetries(ctx context.Context) error {
+// acquireWithRetries runs attempts until one wins a hold, an attempt
+// fails for good, MaxTries attempts in all (counted in *attempts) failed,
+// or ctx ends. It returns the generation of the hold won; the caller
+// checks its validity.
+func (m *Mutex) acquireWithRetries(ctx context.Context, attempts *int) (uint64, error) {
 	reconnected, subscribed := false, false
 	defer func() {
 		if subscribed {
 			m.client.notifier.unregister(m, false)
 		}
 	}()
-	for attempt := 1; ; attempt++ {
-		elapsed, err := m.attempt(ctx)
+	for {
+		*attempts++
+		attempt := *attempts
+		elapsed, generation, err := m.attempt(ctx)
 		if subscribed && err == nil {
 			m.client.notifier.unregister(m, true)
 			subscribed = false
 		}
 		switch {
 		case err == nil:
-			return nil
+			return generation, nil
 		case err != errAttemptFailed:
-			return err
+			return 0, err
 		}
 		failure := func() error { return m.tally.quorumError(m.key, m.client.addresses, elapsed) }
 		if m.tally.unreachable() {
 			// Nodes that are down were being dialled again: give them one
 			// chance to come back before saying the quorum is out of reach.
 			if reconnected {
-				return failure()
+				return 0, failure()
 			}
 			reconnected = true
 			m.client.group.Connect(ctx)
 			continue
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), failure())
+			return 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), failure())
 		}
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
-			return failure()
+			return 0, failure()
 		}
 		delay, listen := m.retryDelay(), false
 		switch {
@@ -245,7 +289,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			}
 		}
 		if err := m.sleep(ctx, delay, listen); err != nil {
-			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure())
+			return 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure())
 		}
 	}
 }
@@ -339,24 +383,26 @@ func (m *Mutex) carryRelease(round *mux.Round) {
 
 // attempt runs one acquisition: one round, two with fencing, and a
 // resumption check first when MutexOptions.Token is set. On success the
-// Mutex is held. On failure it sends the release to every node that may
+// Mutex is held and attempt returns the hold's generation; the caller
+// checks the hold's validity once more before it returns it (see
+// validAtReturn). On failure it sends the release to every node that may
 // have set the key and returns errAttemptFailed, with the details in
 // m.tally.
-func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
+func (m *Mutex) attempt(ctx context.Context) (time.Duration, uint64, error) {
 	c := m.client
 	if err := c.misconfigured(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("redlock: lock %q: %w", m.key, context.Cause(ctx))
+		return 0, 0, fmt.Errorf("redlock: lock %q: %w", m.key, context.Cause(ctx))
 	}
 	if err := m.newToken(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	clock := c.options.Clock
 	if m.options.Token != "" {
-		if elapsed, resumed := m.resume(ctx); resumed {
-			return elapsed, nil
+		if elapsed, generation := m.resume(ctx); generation != 0 {
+			return elapsed, generation, nil
 		}
 	}
 	start := clock.Now()
@@ -388,15 +434,15 @@ func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
 		// Once the hold starts, another goroutine may Unlock it and use the
 		// round and the tally: nothing of them is read after this point.
 		got := m.tally.got
-		m.startHold(start, end.Add(remaining), fence)
+		generation := m.startHold(start, end.Add(remaining), fence)
 		if observer := c.options.Observer; observer != nil {
 			observer.OnAcquire(AcquireEvent{Key: m.key, Got: got, Need: c.need, Elapsed: elapsed, Validity: remaining})
 		}
-		return elapsed, nil
+		return elapsed, generation, nil
 	}
 	m.releaseAfterFailure()
 	if misconfigured != nil {
-		return elapsed, misconfigured
+		return elapsed, 0, misconfigured
 	}
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed,
@@ -404,9 +450,9 @@ func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
 	}
 	if ctx.Err() != nil {
 		// The caller stopped waiting: its error says so first.
-		return elapsed, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), m.tally.quorumError(m.key, c.addresses, elapsed))
+		return elapsed, 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), m.tally.quorumError(m.key, c.addresses, elapsed))
 	}
-	return elapsed, errAttemptFailed
+	return elapsed, 0, errAttemptFailed
 }
 
 // newToken picks the token of the next hold: MutexOptions.Token when set,
