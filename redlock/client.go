@@ -37,6 +37,7 @@ type Client struct {
 	closing       chan struct{} // closed by Close: it ends every wait of a Lock
 	notifier      notifier
 	renewer       renewer
+	holds         holdRegistry
 
 	// runIDs maps each node's address to the run_id it reported when it
 	// last connected; duplicate is set when two addresses report the same
@@ -215,6 +216,7 @@ func (c *Client) Close() error {
 	}
 	close(c.closing)
 	c.renewer.close()
+	c.holds.close()
 	c.notifier.close()
 	if err := c.group.Close(); err != nil {
 		return fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, err)

@@ -32,18 +32,32 @@
 // # Long holds and waiting
 //
 // With MutexOptions.AutoExtend (implied by Client.Do) a hold is extended
-// every third of its TTL by one goroutine that serves every hold of the
-// Client, and the extensions that come due together share their writes.
-// When an extension fails it is retried within the validity; once no
-// attempt can finish in time the hold is declared lost, before its validity
-// ends: Mutex.Done is closed and Do's context is cancelled with a cause
-// that matches ErrLockLost. The margin is two node timeouts: one for an
-// attempt to finish, one for the holder to stop. MutexOptions.MaxHold
-// bounds the renewal: a hold that reaches it ends the same margin before
-// its validity. Client.Close ends every hold, with a cause that matches
-// both ErrLockLost and ErrClosed. Unlock stops the renewal, also while an
-// extension is in flight. An extension that a quorum confirms also sets
-// the key again on the nodes that had lost it.
+// a third of its TTL after its start and after each extension (sooner when
+// less validity is left, as for a resumed hold) by one goroutine that
+// serves every hold of the Client, and the extensions that come due
+// together share their writes. The end of every hold is watched by a timer
+// of its own, whatever the renewal is doing: it fires two node timeouts
+// before the validity of a renewed hold ends, unless an extension that a
+// quorum confirmed moved it later, and when the validity of a hold that is
+// not renewed passes. Then Mutex.Done is closed and Do's context is
+// cancelled with a cause that matches ErrLockLost. Of the two node timeouts, one is for
+// the holder to stop while the hold is still exclusive, the other for a
+// renewal attempt to finish before then: a failed extension is retried at
+// the retry delay as long as an attempt can finish in time, and once none
+// can the hold is declared lost at once. A Mutex with AutoExtend whose TTL
+// is shorter than five node timeouts is refused (ErrInvalidOptions).
+// MutexOptions.MaxHold bounds the renewal: a hold that reaches it ends the
+// same margin before its validity. Client.Close ends every hold at once,
+// with a cause that matches both ErrLockLost and ErrClosed.
+// Unlock stops the renewal, also while an extension is in flight. An
+// extension that a quorum confirms also sets the key again on the nodes
+// that had lost it. Timers wait in real time; every deadline is a reading
+// of Options.Clock, and a timer is set for the time left by that clock and
+// reads it again when it fires.
+//
+// Lock and TryLock check the validity of the hold they won as their last
+// step, after the observers have run: a hold whose validity ended by then
+// is released and not returned, and the attempt counts as failed.
 //
 // A Lock that finds the lock held waits for its release instead of polling:
 // the release script publishes on the channel "lockmux:released:" followed
@@ -80,8 +94,9 @@
 //
 // MutexOptions.Token resumes a hold by its token, in this process or
 // another: the check counts only if a quorum still holds the keys with the
-// token, and the validity is what a quorum has left, less the drift. If the
-// hold has expired, the attempt acquires the lock anew with the same token.
+// token, and the validity is the TTL a quorum has left, less the drift
+// allowance of that remaining TTL. If the hold has expired, the attempt
+// acquires the lock anew with the same token.
 //
 // # Concurrency
 //

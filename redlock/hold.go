@@ -82,8 +82,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // MutexOptions.MaxHold. It counts only if a quorum of nodes confirmed it
 // before the current validity ended; the new validity is measured from the
 // start of the extension. An extension that fails leaves the hold with its
-// current validity, and its error matches ErrLockLost. An extension asked
-// for after the validity ended fails at once.
+// current validity, or with the extension's when that is shorter (nodes
+// that did not answer in time may have applied it), and its error matches
+// ErrLockLost. An extension asked for after the validity ended fails at
+// once.
 func (m *Mutex) Extend(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
@@ -161,7 +163,11 @@ func (m *Mutex) prepareExtension(round *mux.Round, tally *tally, token *[MaxToke
 }
 
 // applyExtension counts the replies of an extension round and moves the
-// hold's validity when it succeeded.
+// hold's validity when it succeeded. An extension shorter than the
+// validity left (a resumed hold renewed with a shorter TTL, the last
+// extension before MaxHold) shortens the keys on every node that applies
+// it, so even when it fails the validity becomes the shorter of the two:
+// its nodes may have applied it without a reply in time.
 func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Round, tally *tally, automatic bool) error {
 	c := m.client
 	end := c.options.Clock.Now()
@@ -182,7 +188,7 @@ func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Roun
 		m.mu.Lock()
 		current := m.held && m.generation == e.generation
 		if current {
-			m.until = end.Add(remaining)
+			m.moveUntilLocked(end.Add(remaining))
 		}
 		m.mu.Unlock()
 		if current && tally.refused > 0 {
@@ -197,6 +203,14 @@ func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Roun
 			// A quorum of nodes said the hold is gone: it cannot come back.
 			m.signalLost(e.generation, err)
 		}
+	}
+	if err != nil {
+		shortest := e.start.Add(validity(e.ttl, 0, c.options.DriftFactor))
+		m.mu.Lock()
+		if m.held && m.generation == e.generation && shortest.Before(m.until) {
+			m.moveUntilLocked(shortest)
+		}
+		m.mu.Unlock()
 	}
 	c.stats.recordExtend(elapsed, err == nil)
 	if observer := c.options.Observer; observer != nil {
@@ -273,19 +287,18 @@ func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
 	case err == ErrNotHeld:
 		return false // the hold ended
 	default:
-		// Expired, MaxHold reached, or the Client closed: the hold ends a
-		// loss margin before its validity. Scheduled without m.sending:
-		// the loss may reach an observer that unlocks.
-		m.scheduleExpiry(generation)
+		// Expired, MaxHold reached, or the Client closed: nothing more to
+		// renew. The timer of the hold's end ends it, a loss margin before
+		// its validity, or Client.Close did.
 		return false
 	}
 }
 
 // finishRenewal gathers the replies of an automatic extension and
-// schedules the next one: a third of the TTL later after a success, sooner
-// after a failure, as long as an attempt can still finish within the
-// validity. When none can, the hold is lost now, before its validity ends,
-// so that its holder stops in time.
+// schedules the next one (see nextRenewal), sooner after a failure, at the
+// retry delay, as long as an attempt can still finish before the hold's end
+// is signalled. When none can, the hold is lost now, before its timer
+// fires, so that its holder stops as early as possible.
 func (m *Mutex) finishRenewal(generation uint64) {
 	r := &m.renewal
 	m.client.group.Wait(context.Background(), r.round, &r.tally)
@@ -298,64 +311,55 @@ func (m *Mutex) finishRenewal(generation uint64) {
 	if !current {
 		return
 	}
-	next := m.options.TTL / 3
+	var due time.Time
 	switch {
 	case err == nil && r.extension.ttl < m.options.TTL:
-		// MaxHold cut this extension short: it was the last one.
-		m.scheduleExpiry(generation)
+		// MaxHold cut this extension short: it was the last one, and the
+		// timer of the hold's end ends it.
 		return
-	case err != nil:
-		next = m.retryDelay()
-		if until.Sub(now) < next+m.lossMargin() {
+	case err == nil:
+		due = m.nextRenewal(now, until)
+	default:
+		latest := m.latestRenewal(until)
+		if latest.Before(now) {
 			m.signalLost(generation, err)
 			return
 		}
+		due = now.Add(m.retryDelay())
+		if latest.Before(due) {
+			due = latest
+		}
 	}
-	c.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExtend, due: time.Now().Add(next)})
+	c.renewer.schedule(renewal{mutex: m, generation: generation, due: due})
 }
 
-// lossMargin is how long before the end of its validity a renewed hold is
-// given up when it cannot be extended in time: an attempt needs a node
-// timeout to finish, and the holder gets as much again to stop. A hold
-// that nobody renews ends with its validity.
-func (m *Mutex) lossMargin() time.Duration {
-	if !m.options.AutoExtend {
-		return 0
+// nextRenewal returns when the next automatic extension of a hold valid
+// until the given moment is due, by the Client's clock: a third of the TTL
+// after now, or sooner when the validity left is short (a resumed hold),
+// so that an extension that takes a whole node timeout still finishes
+// before the hold's end is signalled. It may be now.
+func (m *Mutex) nextRenewal(now, until time.Time) time.Time {
+	due := now.Add(m.options.TTL / 3)
+	if latest := m.latestRenewal(until); latest.Before(due) {
+		return latest
 	}
-	return 2 * m.client.options.NodeTimeout
+	return due
 }
 
-// scheduleExpiry asks the renewer to end the hold when its validity
-// passes, less the loss margin.
-func (m *Mutex) scheduleExpiry(generation uint64) {
-	m.mu.Lock()
-	remaining := m.until.Sub(m.client.options.Clock.Now()) - m.lossMargin()
-	m.mu.Unlock()
-	m.client.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExpire, due: time.Now().Add(remaining)})
+// latestRenewal is the last moment at which an extension of a hold valid
+// until the given moment can start and, taking a whole node timeout,
+// finish before the hold's end is signalled, a loss margin before until.
+func (m *Mutex) latestRenewal(until time.Time) time.Time {
+	return until.Add(-m.lossMargin() - m.client.options.NodeTimeout)
 }
 
-// expireIfDue ends the hold of the given generation if its validity, less
-// the loss margin, has passed by the Client's clock, and looks again later
-// if it has not (an extension moved it).
-func (m *Mutex) expireIfDue(generation uint64) {
-	m.mu.Lock()
-	current := m.held && m.generation == generation && !m.lost
-	remaining := m.until.Sub(m.client.options.Clock.Now()) - m.lossMargin()
-	m.mu.Unlock()
-	switch {
-	case !current:
-	case remaining <= 0 && m.options.AutoExtend:
-		m.signalLost(generation, fmt.Errorf("%w: %q cannot be renewed before its validity ends", ErrLockLost, m.key))
-	case remaining <= 0:
-		m.signalLost(generation, fmt.Errorf("%w: the validity of %q passed", ErrLockLost, m.key))
-	default:
-		m.client.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExpire, due: time.Now().Add(remaining)})
-	}
-}
-
-// Until returns the end of the hold's validity, or the zero time when the
-// Mutex is not held. Until then, and only then, the hold is exclusive
-// under the algorithm's assumptions (see the package documentation).
+// Until returns the end of the hold's validity, a reading of the Client's
+// clock (Options.Clock), or the zero time when the Mutex is not held.
+// Until then, and only then, the hold is exclusive under the algorithm's
+// assumptions (see the package documentation). An extension that a quorum
+// confirms moves it; one that shortens the keys (see MutexOptions.Token
+// and MaxHold) moves it earlier, confirmed or not. Done closes before it
+// for a renewed hold, and when it passes otherwise.
 func (m *Mutex) Until() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -377,44 +381,55 @@ func (m *Mutex) Token() string {
 	return string(m.token)
 }
 
-// Done returns a channel that is closed when the hold ends: at Unlock, when
-// its validity passes without an extension, or when it can no longer be
-// proven (an extension finds that a quorum of nodes no longer holds it, or
-// the automatic renewal cannot reach a quorum in time), when an AutoExtend
-// hold reaches MaxHold, or when the Client is closed. For a Mutex that is
-// not held it returns a closed channel.
+// Done returns a channel that is closed when the hold ends, by a timer of
+// the hold's own that does not wait for the renewal:
+//   - with MutexOptions.AutoExtend, two node timeouts before the end of
+//     the validity (Until) unless an extension moved it in time: when the
+//     renewal cannot reach a quorum in time, when the hold reaches
+//     MaxHold, and for a resumed hold that cannot be renewed; earlier
+//     when the renewal gives up, once no attempt can finish by then, or
+//     when an extension finds that a quorum of nodes no longer holds the
+//     hold;
+//   - without AutoExtend, when the validity passes (Until, or just after:
+//     the timer fires then), or earlier when an Extend finds that a quorum
+//     of nodes no longer holds the hold;
+//   - at Unlock, and when the Client is closed.
+//
+// For a Mutex that is not held it returns a closed channel.
 func (m *Mutex) Done() <-chan struct{} {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if !m.held || m.lost {
-		m.mu.Unlock()
 		return closedChannel
 	}
-	if m.done != nil {
-		defer m.mu.Unlock()
-		return m.done
+	if m.done == nil {
+		m.done = make(chan struct{})
 	}
-	m.done = make(chan struct{})
-	done, generation, automatic := m.done, m.generation, m.options.AutoExtend
-	m.mu.Unlock()
-	if !automatic {
-		// An AutoExtend hold has its end scheduled by its renewal.
-		m.scheduleExpiry(generation)
-	}
-	return done
+	return m.done
 }
 
-// startHold records a new hold and starts its renewal.
-func (m *Mutex) startHold(start, until time.Time, fence int64) {
+// startHold records a new hold, sets the timer of its end and starts its
+// renewal. It returns the hold's generation.
+func (m *Mutex) startHold(start, until time.Time, fence int64) uint64 {
+	c := m.client
 	m.mu.Lock()
 	m.held, m.lost = true, false
 	m.token, m.acquired, m.until, m.fence = m.tokenBytes[:m.tokenSize], start, until, fence
 	m.generation++
 	generation := m.generation
+	listed := c.holds.add(m)
+	m.setEndTimerLocked()
 	m.mu.Unlock()
-	if m.options.AutoExtend {
-		m.client.renewer.schedule(renewal{mutex: m, generation: generation, kind: renewalExtend,
-			due: time.Now().Add(m.options.TTL / 3)})
+	if !listed {
+		// The Client closed during the acquisition: nothing would end
+		// the hold at Close any more.
+		m.signalLost(generation, errClientClosed)
+		return generation
 	}
+	if m.options.AutoExtend {
+		c.renewer.schedule(renewal{mutex: m, generation: generation, due: m.nextRenewal(c.options.Clock.Now(), until)})
+	}
+	return generation
 }
 
 // signalLost ends a hold that can no longer be proven, once: it closes
@@ -448,12 +463,16 @@ func (m *Mutex) signalLost(generation uint64, err error) {
 	}
 }
 
-// endHoldLocked forgets the hold: its renewal and expiry events find it
-// gone. The caller holds m.mu.
+// endHoldLocked forgets the hold: its timer stops, and its renewal finds
+// it gone. The caller holds m.mu.
 func (m *Mutex) endHoldLocked() {
 	if m.done != nil && !m.lost {
 		close(m.done)
 	}
+	if m.endTimer != nil {
+		m.endTimer.Stop()
+	}
+	m.client.holds.remove(m)
 	m.held, m.lost, m.done, m.onLost = false, false, nil, nil
 	m.token, m.until, m.acquired, m.fence = nil, time.Time{}, time.Time{}, 0
 	m.generation++

@@ -83,6 +83,11 @@ type Mutex struct {
 	fence      int64     // the hold's fence, 0 without fencing
 	done       chan struct{}
 	onLost     func(cause error) // set by Client.Do: cancels its context
+	endTimer   *time.Timer       // fires at the hold's end (see expiry.go)
+
+	// heldIndex is the Mutex's place in its Client's holdRegistry, guarded
+	// by the registry's mutex.
+	heldIndex int
 }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
@@ -120,6 +125,11 @@ func (m *Mutex) Key() string { return m.key }
 // done. It fails at once with an error matching ErrQuorumUnreachable when
 // so many nodes are down or misconfigured that no attempt can succeed.
 //
+// Lock returns a hold only while it is valid: its validity is checked by
+// the Client's clock as the last step before Lock returns, after the
+// observers have run. An attempt whose hold ended before then counts as
+// failed; its keys are released and the observer is told of the loss.
+//
 // A failure matches ErrNotAcquired, the context's error when ctx ended, or
 // ErrClosed when the Client was closed (Close ends the wait at once);
 // errors.As with a *QuorumError gives each node's outcome in the last
@@ -131,16 +141,39 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.takeTurn(ctx); err != nil {
 		return err
 	}
-	err := m.acquireWithRetries(ctx)
-	if err != nil {
+	attempts := 0
+	for {
+		generation, err := m.acquireWithRetries(ctx, &attempts)
+		if err == nil {
+			if m.validAtReturn(generation) {
+				return nil // nothing runs between the check and the return
+			}
+			// The attempt failed after all: the hold it won ended while
+			// the observers ran. Try again at the retry delay.
+			if err = m.dropEndedHold(generation); err == nil {
+				return nil // unlocked by another goroutine, which passed the turn on
+			}
+			switch {
+			case ctx.Err() != nil:
+				err = fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), err)
+			case m.options.MaxTries > 0 && attempts >= m.options.MaxTries:
+			default:
+				sleepErr := m.sleep(ctx, m.retryDelay(), false)
+				if sleepErr == nil {
+					continue
+				}
+				err = fmt.Errorf("redlock: lock %q: %w: %w", m.key, sleepErr, err)
+			}
+		}
 		m.giveTurn()
+		return err
 	}
-	return err
 }
 
 // TryLock makes one attempt to acquire the lock. It fails with an error
 // matching ErrNotAcquired when the lock is held by another client, by
-// another goroutine of this process, or when no quorum of nodes agreed.
+// another goroutine of this process, when no quorum of nodes agreed, or
+// when the hold's validity ended before TryLock could return it.
 func (m *Mutex) TryLock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
@@ -150,9 +183,14 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	default:
 		return errHeldLocally
 	}
-	elapsed, err := m.attempt(ctx)
+	elapsed, generation, err := m.attempt(ctx)
 	if err == nil {
-		return nil
+		if m.validAtReturn(generation) {
+			return nil // nothing runs between the check and the return
+		}
+		if err = m.dropEndedHold(generation); err == nil {
+			return nil // unlocked by another goroutine, which passed the turn on
+		}
 	}
 	if err == errAttemptFailed {
 		// The tally belongs to the goroutine that has the turn: read it
@@ -187,28 +225,34 @@ func (m *Mutex) giveTurn() { <-m.turn }
 // the details are in the Mutex's tally.
 var errAttemptFailed = errors.New("redlock: attempt failed")
 
-func (m *Mutex) acquireWithRetries(ctx context.Context) error {
+// acquireWithRetries runs attempts until one wins a hold, an attempt
+// fails for good, MaxTries attempts in all (counted in *attempts) failed,
+// or ctx ends. It returns the generation of the hold won; the caller
+// checks its validity.
+func (m *Mutex) acquireWithRetries(ctx context.Context, attempts *int) (uint64, error) {
 	reconnected, subscribed := false, false
 	defer func() {
 		if subscribed {
 			m.client.notifier.unregister(m, false)
 		}
 	}()
-	for attempt := 1; ; attempt++ {
+	for {
+		*attempts++
+		attempt := *attempts
 		var answered int32
 		if subscribed {
 			answered = m.startAttempt()
 		}
-		elapsed, err := m.attempt(ctx)
+		elapsed, generation, err := m.attempt(ctx)
 		if subscribed && err == nil {
 			m.client.notifier.unregister(m, true)
 			subscribed = false
 		}
 		switch {
 		case err == nil:
-			return nil
+			return generation, nil
 		case err != errAttemptFailed:
-			return err
+			return 0, err
 		}
 		if subscribed {
 			m.wait.releaseWakes.Add(-answered)
@@ -218,17 +262,17 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			// Nodes that are down were being dialled again: give them one
 			// chance to come back before saying the quorum is out of reach.
 			if reconnected {
-				return failure()
+				return 0, failure()
 			}
 			reconnected = true
 			m.client.group.Connect(ctx)
 			continue
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), failure())
+			return 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), failure())
 		}
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
-			return failure()
+			return 0, failure()
 		}
 		listen := false
 		switch {
@@ -248,7 +292,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			listen = subscribed
 		}
 		if err := m.sleep(ctx, m.retryDelay(), listen); err != nil {
-			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure())
+			return 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure())
 		}
 	}
 }
@@ -280,24 +324,26 @@ func (m *Mutex) carryRelease(round *mux.Round) {
 
 // attempt runs one acquisition: one round, two with fencing, and a
 // resumption check first when MutexOptions.Token is set. On success the
-// Mutex is held. On failure it sends the release to every node that may
+// Mutex is held and attempt returns the hold's generation; the caller
+// checks the hold's validity once more before it returns it (see
+// validAtReturn). On failure it sends the release to every node that may
 // have set the key and returns errAttemptFailed, with the details in
 // m.tally.
-func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
+func (m *Mutex) attempt(ctx context.Context) (time.Duration, uint64, error) {
 	c := m.client
 	if err := c.misconfigured(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("redlock: lock %q: %w", m.key, context.Cause(ctx))
+		return 0, 0, fmt.Errorf("redlock: lock %q: %w", m.key, context.Cause(ctx))
 	}
 	if err := m.newToken(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	clock := c.options.Clock
 	if m.options.Token != "" {
-		if elapsed, resumed := m.resume(ctx); resumed {
-			return elapsed, nil
+		if elapsed, generation := m.resume(ctx); generation != 0 {
+			return elapsed, generation, nil
 		}
 	}
 	start := clock.Now()
@@ -329,15 +375,15 @@ func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
 		// Once the hold starts, another goroutine may Unlock it and use the
 		// round and the tally: nothing of them is read after this point.
 		got := m.tally.got
-		m.startHold(start, end.Add(remaining), fence)
+		generation := m.startHold(start, end.Add(remaining), fence)
 		if observer := c.options.Observer; observer != nil {
 			observer.OnAcquire(AcquireEvent{Key: m.key, Got: got, Need: c.need, Elapsed: elapsed, Validity: remaining})
 		}
-		return elapsed, nil
+		return elapsed, generation, nil
 	}
 	m.releaseAfterFailure()
 	if misconfigured != nil {
-		return elapsed, misconfigured
+		return elapsed, 0, misconfigured
 	}
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Got: m.tally.got, Need: c.need, Elapsed: elapsed,
@@ -345,9 +391,9 @@ func (m *Mutex) attempt(ctx context.Context) (time.Duration, error) {
 	}
 	if ctx.Err() != nil {
 		// The caller stopped waiting: its error says so first.
-		return elapsed, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), m.tally.quorumError(m.key, c.addresses, elapsed))
+		return elapsed, 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), m.tally.quorumError(m.key, c.addresses, elapsed))
 	}
-	return elapsed, errAttemptFailed
+	return elapsed, 0, errAttemptFailed
 }
 
 // newToken picks the token of the next hold: MutexOptions.Token when set,

@@ -7,7 +7,8 @@ import "time"
 // to feed logs, traces or metrics; a nil Observer costs nothing.
 //
 // The methods are called synchronously, on the goroutine of the operation
-// (the caller's, or the renewal goroutine of a hold), possibly from many
+// (the caller's, the renewal goroutine of the Client, or the goroutine of
+// the timer that ends a hold), possibly from many
 // goroutines at once: an Observer must be safe for concurrent use, fast,
 // and must not block or call back into the Client. The events are passed by
 // value; an Observer may keep them.
@@ -20,8 +21,10 @@ type Observer interface {
 	// OnExtend is called after each extension attempt, explicit or
 	// automatic.
 	OnExtend(ExtendEvent)
-	// OnLost is called once when a hold is found to be lost before its
-	// release: an extension or a renewal could not confirm it in time.
+	// OnLost is called once when a hold ends before its release: an
+	// extension or a renewal could not confirm it in time, its validity
+	// (less two node timeouts for a renewed hold) passed, the Client was
+	// closed, or its validity ended before Lock or TryLock could return it.
 	OnLost(LostEvent)
 	// OnNodeError is called for each node that failed in a round: it
 	// answered an error, did not answer in time, or the command was not
@@ -42,11 +45,12 @@ type AcquireEvent struct {
 	Got, Need int
 	// Elapsed is the time the attempt took.
 	Elapsed time.Duration
-	// Validity is how long the hold stays valid from the attempt's start;
-	// it is zero when the attempt failed.
+	// Validity is how long the hold stays valid from the end of the
+	// attempt; it is zero when the attempt failed.
 	Validity time.Duration
-	// Err is nil when the lock was acquired, otherwise the attempt's error
-	// (usually a *QuorumError).
+	// Err is nil when the attempt won the lock, otherwise the attempt's
+	// error (usually a *QuorumError). A hold won whose validity ends
+	// before Lock or TryLock can return it is reported to OnLost.
 	Err error
 }
 
@@ -77,8 +81,8 @@ type ExtendEvent struct {
 	Got, Need int
 	// Elapsed is the time the extension took.
 	Elapsed time.Duration
-	// Validity is how long the hold stays valid from the extension's start;
-	// it is zero when the extension failed.
+	// Validity is how long the hold stays valid from the end of the
+	// extension; it is zero when the extension failed.
 	Validity time.Duration
 	// Err is nil when the hold was extended, otherwise the error.
 	Err error

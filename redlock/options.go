@@ -53,6 +53,13 @@ const (
 	DefaultMaxHold = time.Hour
 )
 
+// nodeTimeoutsPerTTL is how many node timeouts the TTL of a renewed hold
+// must last at least. Its end is signalled two node timeouts before its
+// validity ends, so a renewal due a third of the TTL after the start of
+// the hold still has the time to finish an attempt that waits a whole node
+// timeout for a silent node.
+const nodeTimeoutsPerTTL = 5
+
 // Options configures a Client. The zero value is usable: every zero field
 // means its default.
 type Options struct {
@@ -68,9 +75,14 @@ type Options struct {
 	// DefaultDialTimeout (2 s); negative is invalid.
 	DialTimeout time.Duration
 
-	// NodeTimeout bounds the wait for one node's reply within a round. It
-	// should be small compared to the TTL, because a round that waits for a
-	// slow node spends the validity of the hold. Zero means
+	// NodeTimeout bounds the wait for one node's reply within a round: it
+	// is the nodes' deadline, shared by every caller of a connection, and
+	// it is never derived from a TTL. It should be small against the TTL,
+	// because a round that waits for a slow node spends the validity of
+	// the hold. For a renewed hold (MutexOptions.AutoExtend, Client.Do) it
+	// must be: such a hold ends two node timeouts before its validity, so
+	// a Mutex with AutoExtend whose TTL is shorter than five node timeouts
+	// is refused with ErrInvalidOptions (see MutexOptions.TTL). Zero means
 	// DefaultNodeTimeout (50 ms); negative is invalid.
 	NodeTimeout time.Duration
 
@@ -122,9 +134,12 @@ type Options struct {
 	// It must consist of printable ASCII characters other than space.
 	ClientName string
 
-	// Clock tells the time for all elapsed-time and validity computations.
-	// Nil means the real clock (time.Now, with its monotonic reading); tests
-	// set a Clock to move time by hand.
+	// Clock tells the time for all elapsed-time and validity computations
+	// and for the schedule of renewals and of the ends of holds. Nil means
+	// the real clock (time.Now, with its monotonic reading); tests set a
+	// Clock to move time by hand. Timers still wait in real time: a timer
+	// is set for the time left by Clock, and whatever it wakes reads Clock
+	// again before it acts.
 	Clock Clock
 }
 
@@ -135,7 +150,12 @@ type MutexOptions struct {
 	// the upper bound of a hold's validity. It is rounded down to a whole
 	// millisecond, the resolution of the nodes. Zero means DefaultTTL
 	// (10 s). It must be at least MinTTL (10 ms) and exceed the drift
-	// allowance (TTL·DriftFactor + 2 ms), so that a validity can be positive.
+	// allowance (TTL·DriftFactor + 2 ms), so that a validity can be
+	// positive. With AutoExtend (and in Client.Do) it must also last at
+	// least five node timeouts (Options.NodeTimeout: 250 ms with the
+	// default of 50 ms): a renewed hold ends two node timeouts before its
+	// validity, and its renewal needs the time to finish an attempt
+	// before then. Otherwise the Mutex is refused with ErrInvalidOptions.
 	TTL time.Duration
 
 	// RetryDelayMin and RetryDelayMax override the Client's retry delay
@@ -149,17 +169,21 @@ type MutexOptions struct {
 	// is invalid.
 	MaxTries int
 
-	// AutoExtend renews the hold in the background, at about a third of the
-	// TTL, until it is released, lost, or has lasted MaxHold.
+	// AutoExtend renews the hold in the background, a third of the TTL
+	// after its start and after each extension (sooner when less validity
+	// is left, as for a resumed hold), until it is released, lost, or has
+	// lasted MaxHold. The end of a renewed hold is signalled two node
+	// timeouts before its validity ends unless an extension moved it (see
+	// Mutex.Done).
 	AutoExtend bool
 
 	// MaxHold bounds the length of one hold: no extension, automatic or
 	// explicit, moves its expiry beyond the moment it was acquired plus
 	// MaxHold, so that a stuck holder cannot keep a resource forever. An
 	// AutoExtend hold that reaches it ends, as a lost one does, two node
-	// timeouts before its validity: Done closes then. Zero
-	// means DefaultMaxHold (1 hour); it must not be negative or shorter than
-	// TTL. Set it to a very large value to renew without bound.
+	// timeouts before its validity: Done closes then. Zero means
+	// DefaultMaxHold (1 hour); it must not be negative or shorter than TTL.
+	// Set it to a very large value to renew without bound.
 	MaxHold time.Duration
 
 	// Fencing makes each acquisition also return a fencing token: a number
@@ -171,9 +195,12 @@ type MutexOptions struct {
 
 	// Token resumes a hold taken earlier, by this process or another: the
 	// Mutex uses this value instead of a new random token and re-validates
-	// it on a quorum before it reports the hold. Empty means a new random
-	// token for each acquisition. When set, it must be at most
-	// MaxTokenLength bytes of printable ASCII characters other than space.
+	// it on a quorum before it reports the hold. The resumed hold's validity
+	// is the TTL a quorum of nodes has left, less the drift allowance of
+	// that remaining TTL (not of this TTL option, which only sets the TTL
+	// of its extensions). Empty means a new random token for each
+	// acquisition. When set, it must be at most MaxTokenLength bytes of
+	// printable ASCII characters other than space.
 	Token string
 
 	// Keys are extra keys for a lock over several resources at once. A node
@@ -246,6 +273,8 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "is below MinTTL ("+MinTTL.String()+")")
 	case validity(o.TTL, 0, client.DriftFactor) <= 0:
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "does not exceed the drift allowance ("+drift(o.TTL, client.DriftFactor).String()+")")
+	case o.AutoExtend && o.TTL < nodeTimeoutsPerTTL*client.NodeTimeout:
+		return o, invalidOption("MutexOptions.TTL", o.TTL, "of a renewed hold is shorter than five node timeouts (Options.NodeTimeout "+client.NodeTimeout.String()+")")
 	}
 	if o.MaxHold == 0 {
 		o.MaxHold = max(DefaultMaxHold, o.TTL)

@@ -156,6 +156,13 @@ func TestMutexOptionsWithDefaults(t *testing.T) {
 			},
 		},
 		{
+			name:    "renewed TTL of five node timeouts",
+			options: MutexOptions{TTL: 250 * time.Millisecond, AutoExtend: true},
+			check: func(t *testing.T, options MutexOptions) {
+				assert.Equal(t, 250*time.Millisecond, options.TTL)
+			},
+		},
+		{
 			name:    "default max hold is at least the TTL",
 			options: MutexOptions{TTL: 2 * time.Hour},
 			check: func(t *testing.T, options MutexOptions) {
@@ -204,6 +211,8 @@ func TestMutexOptionsWithDefaults(t *testing.T) {
 		},
 		{name: "negative max tries", options: MutexOptions{MaxTries: -1}, err: "MutexOptions.MaxTries -1 is negative"},
 		{name: "negative max hold", options: MutexOptions{MaxHold: -time.Second}, err: "MutexOptions.MaxHold -1s is negative"},
+		{name: "renewed TTL shorter than five node timeouts", options: MutexOptions{TTL: 249 * time.Millisecond, AutoExtend: true},
+			err: "MutexOptions.TTL 249ms of a renewed hold is shorter than five node timeouts (Options.NodeTimeout 50ms)"},
 		{name: "max hold shorter than the TTL", options: MutexOptions{TTL: time.Minute, MaxHold: time.Second}, err: "MutexOptions.MaxHold 1s is shorter than TTL (1m0s)"},
 		{name: "negative retry minimum", options: MutexOptions{RetryDelayMin: -1}, err: "MutexOptions.RetryDelayMin -1ns is negative"},
 		{name: "retry minimum above maximum", options: MutexOptions{RetryDelayMin: 2, RetryDelayMax: 1}, err: "MutexOptions.RetryDelayMin 2ns exceeds RetryDelayMax 1ns"},

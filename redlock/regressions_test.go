@@ -123,9 +123,12 @@ func TestRow14NoLockWithoutValidity(t *testing.T) {
 	require.ErrorIs(t, m.TryLock(context.Background()), ErrNotAcquired)
 	assert.True(t, m.Until().IsZero())
 
-	clock.setStep(ttl - ttl/100 - 3*time.Millisecond) // validity 1 ms
+	// The round's start and end are 96 ms apart: validity 1 ms, and the
+	// clock stands still until TryLock returns.
+	clock.setSteps(ttl-ttl/100-3*time.Millisecond, 2)
 	require.NoError(t, m.TryLock(context.Background()))
 	// The unlock starts another 96 ms later: the 1 ms validity is over.
+	clock.setSteps(ttl-ttl/100-3*time.Millisecond, 1)
 	assert.ErrorIs(t, m.Unlock(context.Background()), ErrLockLost)
 }
 

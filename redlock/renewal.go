@@ -3,29 +3,17 @@ package redlock
 import (
 	"container/heap"
 	"context"
-	"slices"
 	"sync"
 	"time"
 )
 
-// renewalKind says what a scheduled event does.
-type renewalKind uint8
-
-const (
-	// renewalExtend extends an AutoExtend hold.
-	renewalExtend renewalKind = iota
-	// renewalExpire ends a hold whose validity passed: it closes Done.
-	renewalExpire
-)
-
-// renewal is one event of the renewer's schedule. It belongs to one hold
-// of a Mutex, identified by the hold's generation: an event of a hold that
-// ended is dropped when it comes due.
+// renewal is one automatic extension in the renewer's schedule. It
+// belongs to one hold of a Mutex, identified by the hold's generation: a
+// renewal of a hold that ended is dropped when it comes due.
 type renewal struct {
 	mutex      *Mutex
 	generation uint64
-	kind       renewalKind
-	due        time.Time
+	due        time.Time // by the Client's clock
 }
 
 // renewalQueue is a min-heap of renewals by due time.
@@ -42,10 +30,12 @@ func (q *renewalQueue) Pop() any {
 	return last
 }
 
-// renewer extends the AutoExtend holds of a Client and signals the end of
-// holds whose validity passes. One goroutine and one timer serve every
-// hold; the extensions that come due together are sent together, so that
-// their commands share the writes to each node.
+// renewer extends the AutoExtend holds of a Client. One goroutine and one
+// timer serve every hold; the extensions that come due together are sent
+// together, so that their commands share the writes to each node. The
+// renewer never ends a hold that runs out of time: each hold's end has a
+// timer of its own (see expiry.go), which fires whatever the renewer is
+// doing.
 type renewer struct {
 	client *Client
 
@@ -58,7 +48,7 @@ type renewer struct {
 
 // schedule adds an event, starting the renewer's goroutine on first use.
 // After Close it schedules nothing and ends the event's hold at once: no
-// renewal or expiry would come for it any more.
+// renewal would come for it any more.
 func (r *renewer) schedule(event renewal) {
 	if !r.add(event) {
 		// Outside r.mu: the loss reaches the observer and Do's context.
@@ -89,21 +79,24 @@ func (r *renewer) add(event renewal) bool {
 	return true
 }
 
-// run serves the schedule until ctx ends.
+// run serves the schedule until ctx ends. Due times are readings of the
+// Client's clock; the timer waits for the first of them in real time (see
+// Client.timerDelay).
 func (r *renewer) run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	clock := r.client.options.Clock
 	var due []renewal
 	for {
 		r.mu.Lock()
-		now := time.Now()
+		now := clock.Now()
 		due = due[:0]
 		for len(r.queue) > 0 && !r.queue[0].due.After(now) {
 			due = append(due, heap.Pop(&r.queue).(renewal))
 		}
 		wait := time.Hour
 		if len(r.queue) > 0 {
-			wait = r.queue[0].due.Sub(now)
+			wait = r.client.timerDelay(r.queue[0].due)
 		}
 		r.mu.Unlock()
 		if len(due) > 0 {
@@ -121,19 +114,13 @@ func (r *renewer) run(ctx context.Context) {
 	}
 }
 
-// serve runs the events that came due: expiries first, then every
-// extension sent at once and the replies gathered.
+// serve sends every extension that came due at once, then gathers their
+// replies.
 func (r *renewer) serve(ctx context.Context, due []renewal) {
 	sent := due[:0]
 	for _, event := range due {
-		m := event.mutex
-		switch event.kind {
-		case renewalExpire:
-			m.expireIfDue(event.generation)
-		case renewalExtend:
-			if m.startRenewal(ctx, event.generation) {
-				sent = append(sent, event)
-			}
+		if event.mutex.startRenewal(ctx, event.generation) {
+			sent = append(sent, event)
 		}
 	}
 	for _, event := range sent {
@@ -141,9 +128,8 @@ func (r *renewer) serve(ctx context.Context, due []renewal) {
 	}
 }
 
-// close stops the renewer's goroutine, waits for it, and ends every hold
-// it was keeping track of: their keys stay on the nodes until their TTL
-// ends, but nothing renews them or signals their end any more.
+// close stops the renewer's goroutine and waits for it. The holds it was
+// renewing are ended by Client.Close (see holdRegistry).
 func (r *renewer) close() {
 	r.mu.Lock()
 	cancel := r.cancel
@@ -152,10 +138,4 @@ func (r *renewer) close() {
 		cancel()
 	}
 	r.goroutines.Wait()
-	r.mu.Lock()
-	pending := slices.Clone(r.queue)
-	r.mu.Unlock()
-	for _, event := range pending {
-		event.mutex.signalLost(event.generation, errClientClosed)
-	}
 }

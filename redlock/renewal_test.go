@@ -123,7 +123,7 @@ func TestD13UnlockDuringAnExtensionStopsTheRenewal(t *testing.T) {
 	observer := &countingObserver{}
 	client, err := New(nodes.addresses, Options{Observer: observer})
 	require.NoError(t, err)
-	m := client.NewMutex("k", MutexOptions{TTL: 60 * time.Millisecond, AutoExtend: true})
+	m := client.NewMutex("k", MutexOptions{TTL: 250 * time.Millisecond, AutoExtend: true})
 	unlocked := make(chan error, 1)
 	observer.onExtend = func(event ExtendEvent) {
 		if event.Automatic {
@@ -149,7 +149,7 @@ func TestD13UnlockDuringAnExtensionStopsTheRenewal(t *testing.T) {
 // MaxHold bounds a renewed hold: the renewal stops and the hold ends.
 func TestRenewalStopsAtMaxHold(t *testing.T) {
 	nodes := startCluster(t, 1, redistest.Options{})
-	client := nodes.client(t, Options{})
+	client := nodes.client(t, Options{NodeTimeout: 20 * time.Millisecond})
 	m := client.NewMutex("k", MutexOptions{TTL: 100 * time.Millisecond, MaxHold: 300 * time.Millisecond, AutoExtend: true})
 	start := time.Now()
 	require.NoError(t, m.Lock(context.Background()))

@@ -9,10 +9,13 @@ import (
 // resume checks whether a quorum of nodes still holds the keys with
 // MutexOptions.Token and, if so, takes the hold over with the validity the
 // nodes have left: the need-th longest remaining TTL, counted from the
-// start of the check, less the drift allowance. It reports whether the
-// hold was resumed; otherwise the attempt goes on as an acquisition with
-// the same token.
-func (m *Mutex) resume(ctx context.Context) (time.Duration, bool) {
+// start of the check, less the drift allowance of that remaining TTL. The
+// allowance follows the TTL the hold relies on, as an acquisition's
+// follows the TTL it set, never the resumer's MutexOptions.TTL: a hold
+// resumed at once is valid no longer than its acquirer's. It returns the
+// hold's generation, 0 when the hold was not resumed: the attempt then
+// goes on as an acquisition with the same token.
+func (m *Mutex) resume(ctx context.Context) (time.Duration, uint64) {
 	c := m.client
 	clock := c.options.Clock
 	start := clock.Now()
@@ -24,7 +27,7 @@ func (m *Mutex) resume(ctx context.Context) (time.Duration, bool) {
 	elapsed := end.Sub(start)
 	m.reportNodeErrors()
 	if m.tally.got < c.need || waitErr != nil || c.misconfigured() != nil {
-		return elapsed, false
+		return elapsed, 0
 	}
 	remaining := m.remainingTTLs[:0]
 	for _, node := range m.tally.nodes {
@@ -35,16 +38,16 @@ func (m *Mutex) resume(ctx context.Context) (time.Duration, bool) {
 	slices.Sort(remaining)
 	// A quorum holds the keys for at least the need-th longest TTL.
 	quorumTTL := time.Duration(remaining[len(remaining)-c.need]) * time.Millisecond
-	until := start.Add(quorumTTL - drift(m.options.TTL, c.options.DriftFactor))
+	until := start.Add(validity(quorumTTL, 0, c.options.DriftFactor))
 	m.remainingTTLs = remaining
 	if !until.After(end) {
-		return elapsed, false
+		return elapsed, 0
 	}
 	c.stats.recordAcquire(elapsed, true)
 	got := m.tally.got // nothing of the tally is read once the hold starts
-	m.startHold(start, until, 0)
+	generation := m.startHold(start, until, 0)
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Got: got, Need: c.need, Elapsed: elapsed, Validity: until.Sub(end)})
 	}
-	return elapsed, true
+	return elapsed, generation
 }

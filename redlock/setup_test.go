@@ -94,26 +94,39 @@ func repeat[T any](value T, n int) []T {
 }
 
 // stepClock is a Clock that moves forward by step at every reading, so that
-// every round appears to take step.
+// every round appears to take step; after setSteps, only at the next few
+// readings.
 type stepClock struct {
-	mu   sync.Mutex
-	now  time.Time
-	step time.Duration
+	mu    sync.Mutex
+	now   time.Time
+	step  time.Duration
+	moves int // readings that still move the clock; negative: all of them
 }
 
-func newStepClock(step time.Duration) *stepClock { return &stepClock{now: time.Now(), step: step} }
+func newStepClock(step time.Duration) *stepClock {
+	return &stepClock{now: time.Now(), step: step, moves: -1}
+}
 
 func (c *stepClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now = c.now.Add(c.step)
+	if c.moves != 0 {
+		c.now = c.now.Add(c.step)
+		if c.moves > 0 {
+			c.moves--
+		}
+	}
 	return c.now
 }
 
-func (c *stepClock) setStep(step time.Duration) {
+func (c *stepClock) setStep(step time.Duration) { c.setSteps(step, -1) }
+
+// setSteps makes the next n readings move the clock by step, and the
+// readings after them not at all.
+func (c *stepClock) setSteps(step time.Duration, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.step = step
+	c.step, c.moves = step, n
 }
 
 // recordingObserver keeps the events it is told of.
