@@ -54,8 +54,8 @@ type Mutex struct {
 	// The fields below belong to the goroutine that has the turn.
 	round         *mux.Round
 	tally         tally
-	commitTally   tally  // the commit round of a fenced acquisition
-	fenceKey      string // the key of the resource's fencing counter
+	commitTally   tally    // the commit round of a fenced acquisition
+	fenceKeys     []string // the keys of the keys' fencing counters
 	retryTimer    *time.Timer
 	channel       string        // releasedChannel, made on the first wait
 	notify        chan struct{} // one token: the lock may have been released
@@ -109,7 +109,7 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m.tally.nodes = make([]nodeOutcome, c.group.Len())
 	m.tally.keys = len(m.keys)
 	if m.options.Fencing {
-		m.fenceKey = key + fenceKeySuffix
+		m.fenceKeys = fenceKeys(m.keys)
 		m.commitTally.nodes = make([]nodeOutcome, c.group.Len())
 		m.commitTally.keys = len(m.keys)
 	}
