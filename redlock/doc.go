@@ -41,7 +41,12 @@
 // renewal: a hold that reaches it ends the same margin before its validity.
 // Client.Close ends every hold the same way. Unlock stops the renewal,
 // also while an extension is in flight. An extension that a quorum confirms
-// also sets the key again on the nodes that had lost it.
+// also repairs the nodes that answered that a key was missing (a restart
+// without the data, an eviction), if the hold had them: they confirmed its
+// acquisition, its resumption or an earlier such extension. A repair sets
+// every key of the hold again with its token and the extension's TTL,
+// unless one of them holds another token; it is not awaited. A node that
+// never gave the hold its vote gets no key from it.
 //
 // A Lock that finds the lock held waits for its release instead of polling:
 // the release script publishes on the channel "lockmux:released:" followed

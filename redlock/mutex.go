@@ -86,6 +86,7 @@ type Mutex struct {
 	acquired   time.Time // the start of the acquisition round of the hold
 	until      time.Time // the end of the hold's validity
 	fence      int64     // the hold's fence, 0 without fencing
+	had        []bool    // per node: it confirmed the hold's acquisition, resumption or a successful extension
 	done       chan struct{}
 	onLost     func() // set by Client.Do: cancels its context
 }
@@ -108,6 +109,7 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m.round.Ordered = true
 	m.tally.nodes = make([]nodeOutcome, c.group.Len())
 	m.tally.keys = len(m.keys)
+	m.had = make([]bool, c.group.Len())
 	if m.options.Fencing {
 		m.fenceKeys = fenceKeys(m.keys)
 		m.commitTally.nodes = make([]nodeOutcome, c.group.Len())

@@ -56,6 +56,14 @@ var (
 	//go:embed scripts/check.lua
 	checkScript string
 
+	// repairScript sets every key again with the token and the TTL ARGV[2]
+	// (milliseconds), the keys the node kept included, unless one of them
+	// holds another token. It returns 1, or -1 when a key holds another
+	// token (nothing is changed); a repair's replies are not awaited.
+	//
+	//go:embed scripts/repair.lua
+	repairScript string
+
 	// acquireFencedScript is acquireMultiScript with each lock key's
 	// fencing counter as further keys, after the lock keys: when it set
 	// every lock key, it returns the largest counter as a decimal string
