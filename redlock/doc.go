@@ -40,8 +40,8 @@
 // before the validity of a renewed hold ends, unless an extension that a
 // quorum confirmed moved it later, and when the validity of a hold that is
 // not renewed passes. Then Mutex.Done is closed and Do's context is
-// cancelled with a cause that matches ErrLockLost. Of the two node timeouts, one is for
-// the holder to stop while the hold is still exclusive, the other for a
+// cancelled with a cause that matches ErrLockLost. Of the two node
+// timeouts, one is for the holder to stop while the hold is still exclusive, the other for a
 // renewal attempt to finish before then: a failed extension is retried at
 // the retry delay as long as an attempt can finish in time, and once none
 // can the hold is declared lost at once. A Mutex with AutoExtend whose TTL
@@ -50,8 +50,13 @@
 // same margin before its validity. Client.Close ends every hold at once,
 // with a cause that matches both ErrLockLost and ErrClosed.
 // Unlock stops the renewal, also while an extension is in flight. An
-// extension that a quorum confirms also sets the key again on the nodes
-// that had lost it. Timers wait in real time; every deadline is a reading
+// extension that a quorum confirms also repairs the nodes that answered
+// that a key was missing (a restart without the data, an eviction), if the
+// hold had them: they confirmed its acquisition, its resumption or an
+// earlier such extension. A repair sets every key of the hold again with
+// its token and the extension's TTL, unless one of them holds another
+// token; it is not awaited. A node that never gave the hold its vote gets
+// no key from it. Timers wait in real time; every deadline is a reading
 // of Options.Clock, and a timer is set for the time left by that clock and
 // reads it again when it fires.
 //
@@ -130,7 +135,8 @@
 // Unlock had returned (reported to the Observer, and by Client.Close).
 // ErrConfig marks
 // answers that retrying cannot fix (NOAUTH, WRONGPASS, NOPERM, WRONGTYPE,
-// READONLY, cluster redirects), ErrDuplicateNode two addresses that reach one
+// READONLY, cluster redirects, and ErrFenceCounter, a fencing counter that
+// is not an integer in range), ErrDuplicateNode two addresses that reach one
 // server, ErrInvalidOptions options that cannot be used, and ErrClosed calls
 // on a closed Client.
 //
@@ -163,15 +169,22 @@
 // Plain Redlock gives no fencing token: its random token tells holders apart
 // but does not order them. With MutexOptions.Fencing, an acquisition also
 // yields a fence, a number that strictly increases with each acquisition of
-// the resource. It takes a second round: each node that set the key returns
-// its counter for the resource, the client takes the largest plus one, and
-// a script commits that value on those nodes while the key still holds the
-// token; the fence is granted only if the commit reached a quorum within the
-// validity. The counter of key K is the key "K:lockmux-fence" on every node. Any later acquisition's quorum shares a node with this one and
-// reads its committed counter, so its fence is larger. The counters have no
-// TTL, and they survive a crash only with persistence (appendfsync always):
-// a node that loses them can hand out a fence again. A storage layer uses
-// the fence by refusing any write whose fence is lower than the highest it
-// has seen, for example with UPDATE … SET …, last_fence = $1 WHERE … AND
-// last_fence <= $1, or with FencedStore for a resource kept in Redis.
+// the resource. It takes a second round: each node that set the keys
+// returns the largest of their counters, the client takes the largest
+// answer plus one, and a script raises every key's counter to that value
+// on those nodes while the keys still hold the token; the fence is granted
+// only if the commit reached a quorum within the validity. The counter of
+// key K is the key "K:lockmux-fence" on every node, whichever Mutex locks
+// K, alone or with other keys. Any later acquisition of K has a quorum
+// that shares a node with this one and reads K's committed counter there,
+// so its fence is larger. The counters are decimal integers, compared and
+// raised exactly up to 2^63−1 (never as Lua numbers, which are doubles);
+// a counter that is not one, or that has no next fence, fails the node's
+// vote with an error matching ErrFenceCounter, and the node keeps no lock
+// key of the attempt. The counters have no TTL, and they survive a crash
+// only with persistence (appendfsync always): a node that loses them can
+// hand out a fence again. A storage layer uses the fence by refusing any
+// write whose fence is lower than the highest it has seen, for example
+// with UPDATE … SET …, last_fence = $1 WHERE … AND last_fence <= $1, or
+// with FencedStore for a resource kept in Redis.
 package redlock

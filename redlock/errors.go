@@ -60,6 +60,19 @@ var (
 	// CLUSTERDOWN, TRYAGAIN, CROSSSLOT). Such errors are not retried.
 	ErrConfig = errors.New("redlock: node configuration error")
 
+	// ErrFenceCounter is matched when a node's fencing counter for a lock
+	// key (the key followed by ":lockmux-fence", see
+	// MutexOptions.Fencing) is not a decimal integer from 0 to 2^63−2,
+	// the largest that has a next fence; the node's error names the
+	// counter. It also matches ErrConfig: the node's vote is not counted,
+	// it keeps no lock key of the attempt, and retrying cannot help until
+	// the counter is fixed. Set it to the largest counter of that key on
+	// the other nodes: deleting it makes the node hand out low fences
+	// again, as if it had lost its data. FencedStore.Set fails with an
+	// error matching it when the newest fence it keeps is not a decimal
+	// integer from 0 to 2^63−1.
+	ErrFenceCounter = fmt.Errorf("%w: bad fencing counter", ErrConfig)
+
 	// ErrNotificationsUnavailable is matched by the error of a
 	// NodeErrorEvent with OperationSubscribe: the node cannot carry the
 	// release notifications that wake waiting Locks, because it speaks

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/resp"
@@ -49,8 +50,14 @@ func NewFencedStore(address string, options Options) (*FencedStore, error) {
 // Set writes value to key if fence is at least the newest fence applied
 // to key (kept in key + ":fence"). It reports whether the value was
 // written, and the newest fence after the call: fence itself, or the newer
-// one that refused the write.
+// one that refused the write. Fences are compared exactly, over the whole
+// range of int64; a negative fence is an error, and so is a newest fence
+// that is not a decimal integer from 0 to 2^63−1 (matching
+// ErrFenceCounter).
 func (s *FencedStore) Set(ctx context.Context, key string, value []byte, fence int64) (applied bool, newest int64, err error) {
+	if fence < 0 {
+		return false, 0, fmt.Errorf("redlock: fenced set %q: negative fence %d", key, fence)
+	}
 	var request mux.Request
 	request.SetScript(fencedSetLua, 2, 2)
 	request.AppendString(key)
@@ -66,12 +73,26 @@ func (s *FencedStore) Set(ctx context.Context, key string, value []byte, fence i
 	}
 	reply := request.Reply()
 	if reply.IsError() {
+		if string(resp.ErrorCode(reply.Str)) == fenceErrorCode {
+			return false, 0, fmt.Errorf("redlock: fenced set %q: %w: %w", key, ErrFenceCounter, reply.Err())
+		}
 		return false, 0, fmt.Errorf("redlock: fenced set %q: %w", key, reply.Err())
 	}
-	if len(reply.Elems) != 2 || reply.Elems[0].Type != resp.TypeInteger || reply.Elems[1].Type != resp.TypeInteger {
-		return false, 0, fmt.Errorf("redlock: fenced set %q: %w: %s", key, errUnexpectedReply, reply)
+	if len(reply.Elems) == 2 && reply.Elems[0].Type == resp.TypeInteger && reply.Elems[1].Type == resp.TypeBulkString {
+		if newest, ok := parseFence(reply.Elems[1].Str); ok {
+			return reply.Elems[0].Int == 1, newest, nil
+		}
 	}
-	return reply.Elems[0].Int == 1, reply.Elems[1].Int, nil
+	return false, 0, fmt.Errorf("redlock: fenced set %q: %w: %s", key, errUnexpectedReply, reply)
+}
+
+// parseFence parses a fence as fencedSetScript returns it: a decimal
+// integer without sign or leading zeros, from 0 to math.MaxInt64.
+func parseFence(text []byte) (int64, bool) {
+	if string(text) == "9223372036854775807" {
+		return math.MaxInt64, true
+	}
+	return parseCounter(text)
 }
 
 // Close closes the connection.

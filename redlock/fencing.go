@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"math"
 )
 
 // The scripts of fencing.
@@ -11,18 +12,18 @@ var (
 	fencedSetLua     = newScript(fencedSetScript)
 )
 
-// fenceKeySuffix ends the key of a resource's fencing counter, which
-// follows the Mutex's key. The counter has no TTL: it must outlive every
+// fenceKeySuffix ends the key of a lock key's fencing counter, which
+// follows the lock key. The counter has no TTL: it must outlive every
 // hold, and survive restarts (appendfsync always).
 const fenceKeySuffix = ":lockmux-fence"
 
 // Fence returns the hold's fencing token, or 0 when the Mutex is not held
 // or MutexOptions.Fencing is off. Fences of one resource strictly increase
-// from hold to hold, across clients and processes, as long as the nodes
-// keep their data (see the package documentation, # Safety). Pass it to
-// the resource with every write, and have the resource refuse a fence
-// older than the newest it has seen (FencedStore does that for a Redis
-// key).
+// from hold to hold, across clients and processes, whatever set of keys
+// locked it, as long as the nodes keep their data (see the package
+// documentation, # Safety). Pass it to the resource with every write, and
+// have the resource refuse a fence older than the newest it has seen
+// (FencedStore does that for a Redis key).
 func (m *Mutex) Fence() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -32,22 +33,42 @@ func (m *Mutex) Fence() int64 {
 	return m.fence
 }
 
-// buildFencedAcquire writes the first round of a fenced acquisition: every
-// lock key set, and the counter read, by one script.
-func (m *Mutex) buildFencedAcquire() {
-	m.round.SetScript(acquireFencedLua, len(m.keys)+1, 2)
+// fenceKeys returns the keys of the fencing counters of keys, in their
+// order.
+func fenceKeys(keys []string) []string {
+	counters := make([]string, len(keys))
+	for i, key := range keys {
+		counters[i] = key + fenceKeySuffix
+	}
+	return counters
+}
+
+// appendFencedKeys appends the Mutex's lock keys, then their counters'
+// keys, to the round's command.
+func (m *Mutex) appendFencedKeys() {
 	m.appendKeys(m.round)
-	m.round.AppendString(m.fenceKey)
+	for _, key := range m.fenceKeys {
+		m.round.AppendString(key)
+	}
+}
+
+// buildFencedAcquire writes the first round of a fenced acquisition: every
+// lock key set, and the largest of their counters read, by one script.
+func (m *Mutex) buildFencedAcquire() {
+	m.round.SetScript(acquireFencedLua, 2*len(m.keys), 2)
+	m.appendFencedKeys()
 	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
 	m.round.AppendInt(m.ttl)
 }
 
 // commitFence runs the second round of a fenced acquisition: the fence is
-// one more than the largest counter the nodes that said OK returned, and
-// it is written back to those nodes if they still hold the lock. Any later
-// acquisition's quorum shares a node with the quorum that confirms this
-// commit, reads a counter at least this fence there, and gets a larger
-// one. It returns the fence and whether a quorum confirmed it.
+// one more than the largest counter of any lock key that the nodes that
+// said OK returned, and it is written back to every lock key's counter on
+// those nodes if they still hold the lock. Any later acquisition of one of
+// these keys, alone or with others, has a quorum that shares a node with
+// the quorum that confirms this commit, reads that key's counter there, at
+// least this fence, and gets a larger one. It returns the fence and
+// whether a quorum confirmed it.
 func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 	var fence int64
 	for _, node := range m.tally.nodes {
@@ -55,10 +76,9 @@ func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 			fence = node.number
 		}
 	}
-	fence++
-	m.round.SetScript(commitFenceLua, len(m.keys)+1, 2)
-	m.appendKeys(m.round)
-	m.round.AppendString(m.fenceKey)
+	fence++ // parseCounter admits no counter without a next fence
+	m.round.SetScript(commitFenceLua, 2*len(m.keys), 2)
+	m.appendFencedKeys()
 	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
 	m.round.AppendInt(fence)
 	for i := range m.tally.nodes {
@@ -73,4 +93,25 @@ func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 		return fence, false
 	}
 	return fence, m.commitTally.got >= m.client.need
+}
+
+// parseCounter parses a fencing counter as acquireFencedScript returns it:
+// a decimal integer without sign or leading zeros, from 0 to
+// math.MaxInt64−1, so that the next fence fits an int64. It does not
+// allocate.
+func parseCounter(text []byte) (int64, bool) {
+	if len(text) == 0 || len(text) > 19 || (text[0] == '0' && len(text) > 1) {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range text {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0') // 19 digits fit a uint64
+	}
+	if n >= math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
 }

@@ -186,13 +186,15 @@ func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Roun
 		// node, so the repair cannot bring back a key it removed.
 		m.sending.RLock()
 		m.mu.Lock()
-		current := m.held && m.generation == e.generation
-		if current {
+		repair := false
+		if m.held && m.generation == e.generation {
 			m.moveUntilLocked(end.Add(remaining))
+			repair = m.prepareRepairLocked(e, round, tally)
 		}
 		m.mu.Unlock()
-		if current && tally.refused > 0 {
-			m.repair(ctx, e, round, tally)
+		if repair {
+			c.group.Send(round, m.roundDeadline())
+			c.group.Discard(round)
 		}
 		m.sending.RUnlock()
 	case tally.got >= c.need:
@@ -219,34 +221,50 @@ func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Roun
 	return err
 }
 
-// repair sets the keys again, with the hold's token, on the nodes that
-// lost them (a node that restarted empty, an evicted key), after an
-// extension that a quorum confirmed: the hold is valid, so no other client
-// can hold these keys, and the repaired node counts again for the next
-// extension. It is only ever sent within the validity, for a hold that a
-// quorum still had, so it restores a node but never revives a lost hold
-// (redsync #186). Its replies are not awaited.
-func (m *Mutex) repair(ctx context.Context, e extension, round *mux.Round, tally *tally) {
+// repairLua is sent with EVAL: its replies are not awaited, so a NOSCRIPT
+// could not be answered.
+var repairLua = newScript(repairScript)
+
+// prepareRepairLocked records the nodes that confirmed an extension of the
+// current hold as nodes the hold had, and writes into round the repair of
+// the nodes the hold had that answered that a key was missing (a node
+// that restarted empty, an evicted key): it sets every key of the hold
+// again, the ones the node kept included, unless one holds another token.
+// It reports whether there is a repair to send; the caller sends it
+// without awaiting its replies. The caller holds m.mu, and m.sending for
+// reading until the repair is sent.
+//
+// A repair follows an extension that a quorum confirmed within the
+// validity: no other client can hold these keys, and the repaired node
+// counts again for the next extension. It restores a node but never
+// revives a lost hold (redsync #186). It goes only to nodes the hold had,
+// those that confirmed its acquisition, its resumption or an extension
+// that a quorum confirmed: a node that refused the acquisition, or whose
+// answer was never counted, gave no vote to this hold and gets no key
+// from it.
+func (m *Mutex) prepareRepairLocked(e extension, round *mux.Round, tally *tally) bool {
 	needed := false
-	for _, node := range tally.nodes {
-		if node.outcome == OutcomeMissing {
+	for i, node := range tally.nodes {
+		switch {
+		case node.outcome == OutcomeAcquired:
+			m.had[i] = true
+		case node.outcome == OutcomeMissing && m.had[i]:
 			needed = true
 		}
 	}
 	if !needed {
-		return
+		return false
 	}
-	round.SetEval(acquireMultiLua, len(m.keys), 2)
+	round.SetEval(repairLua, len(m.keys), 2)
 	m.appendKeys(round)
 	round.AppendBulk(e.token)
 	round.AppendInt(e.ttl.Milliseconds())
 	for i, node := range tally.nodes {
-		if node.outcome != OutcomeMissing {
+		if node.outcome != OutcomeMissing || !m.had[i] {
 			round.Skip(i)
 		}
 	}
-	m.client.group.Send(round, m.roundDeadline())
-	m.client.group.Discard(round)
+	return true
 }
 
 // extensionState is what a sender of extensions keeps of a Mutex between
@@ -409,12 +427,17 @@ func (m *Mutex) Done() <-chan struct{} {
 }
 
 // startHold records a new hold, sets the timer of its end and starts its
-// renewal. It returns the hold's generation.
+// renewal. It returns the hold's generation. The nodes that confirmed the
+// round in m.tally, its acquisition or its resumption, are the nodes the
+// hold had.
 func (m *Mutex) startHold(start, until time.Time, fence int64) uint64 {
 	c := m.client
 	m.mu.Lock()
 	m.held, m.lost = true, false
 	m.token, m.acquired, m.until, m.fence = m.tokenBytes[:m.tokenSize], start, until, fence
+	for i, node := range m.tally.nodes {
+		m.had[i] = node.outcome == OutcomeAcquired
+	}
 	m.generation++
 	generation := m.generation
 	listed := c.holds.add(m)

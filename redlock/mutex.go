@@ -52,8 +52,8 @@ type Mutex struct {
 	// The fields below belong to the goroutine that has the turn.
 	round         *mux.Round
 	tally         tally
-	commitTally   tally  // the commit round of a fenced acquisition
-	fenceKey      string // the key of the resource's fencing counter
+	commitTally   tally    // the commit round of a fenced acquisition
+	fenceKeys     []string // the keys of the keys' fencing counters
 	wait          waitState
 	remainingTTLs []int64 // scratch of resume
 	tokenBytes    [MaxTokenLength]byte
@@ -81,6 +81,7 @@ type Mutex struct {
 	acquired   time.Time // the start of the acquisition round of the hold
 	until      time.Time // the end of the hold's validity
 	fence      int64     // the hold's fence, 0 without fencing
+	had        []bool    // per node: it confirmed the hold's acquisition, resumption or a successful extension
 	done       chan struct{}
 	onLost     func(cause error) // set by Client.Do: cancels its context
 	endTimer   *time.Timer       // fires at the hold's end (see expiry.go)
@@ -109,8 +110,9 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m.round.Ordered = true
 	m.tally.nodes = make([]nodeOutcome, c.group.Len())
 	m.tally.keys = len(m.keys)
+	m.had = make([]bool, c.group.Len())
 	if m.options.Fencing {
-		m.fenceKey = key + fenceKeySuffix
+		m.fenceKeys = fenceKeys(m.keys)
 		m.commitTally.nodes = make([]nodeOutcome, c.group.Len())
 		m.commitTally.keys = len(m.keys)
 	}

@@ -189,8 +189,10 @@ type MutexOptions struct {
 	// Fencing makes each acquisition also return a fencing token: a number
 	// that strictly increases with every acquisition of the resource, which
 	// the resource can check to reject the writes of a holder that lost the
-	// lock. It costs a second round trip per acquisition and needs nodes
-	// with persistence (see the package documentation, # Safety).
+	// lock. With Keys, each key is a resource with a counter of its own,
+	// and the fence is above every one of them. It costs a second round
+	// trip per acquisition and needs nodes with persistence (see the
+	// package documentation, # Safety).
 	Fencing bool
 
 	// Token resumes a hold taken earlier, by this process or another: the

@@ -8,11 +8,17 @@ import (
 )
 
 // The Lua scripts run on the nodes. Each takes the lock keys as KEYS (the
-// Mutex's key first, then MutexOptions.Keys) and the token as ARGV[1]. They
-// use only GET, SET, DEL, PEXPIRE and PTTL on the keys they are given, so
-// they are safe to replicate and touch no undeclared key. None of them
-// catches errors: a key of the wrong type makes them fail with WRONGTYPE,
-// which the caller reports as ErrConfig.
+// Mutex's key first, then MutexOptions.Keys; the fencing scripts then the
+// keys' counters) and the token as ARGV[1]. They use only GET, SET, DEL,
+// PEXPIRE and PTTL on the keys they are given, so they are safe to
+// replicate and touch no undeclared key. None of them catches errors: a key
+// of the wrong type makes them fail with WRONGTYPE, which the caller
+// reports as ErrConfig. A fencing counter that is not a decimal integer
+// makes the fencing scripts answer an error reply with the code
+// fenceErrorCode, which the caller reports as ErrFenceCounter. Fences and
+// counters never pass through a Lua number, a double that is exact only
+// up to 2^53: the scripts compare them as decimal strings, and the client
+// does the arithmetic on int64.
 //
 // A single-key acquisition does not use a script: it is a plain
 // SET key token NX PX ttl.
@@ -50,26 +56,42 @@ var (
 	//go:embed scripts/check.lua
 	checkScript string
 
-	// acquireFencedScript is acquireMultiScript with the resource's fencing
-	// counter as the last key: it returns the counter (≥ 0) when it set
-	// every lock key, acquireFencedRefused otherwise.
+	// repairScript sets every key again with the token and the TTL ARGV[2]
+	// (milliseconds), the keys the node kept included, unless one of them
+	// holds another token. It returns 1, or -1 when a key holds another
+	// token (nothing is changed); a repair's replies are not awaited.
+	//
+	//go:embed scripts/repair.lua
+	repairScript string
+
+	// acquireFencedScript is acquireMultiScript with each lock key's
+	// fencing counter as further keys, after the lock keys: when it set
+	// every lock key, it returns the largest counter as a decimal string
+	// ("0" when none exists), otherwise acquireFencedRefused. A counter
+	// that is not a decimal integer from 0 to 2^63−2 is refused before any
+	// key is set, with an error reply whose code is fenceErrorCode.
 	//
 	//go:embed scripts/acquire_fenced.lua
 	acquireFencedScript string
 
-	// commitFenceScript raises the fencing counter (the last key) to the
-	// fence ARGV[2] if every lock key holds the token; it returns 1, or 0
-	// when the node no longer holds the hold.
+	// commitFenceScript raises every lock key's fencing counter (the keys
+	// after the lock keys) to the fence ARGV[2] if every lock key holds the
+	// token; it returns 1, or 0 when the node no longer holds the hold.
 	//
 	//go:embed scripts/commit_fence.lua
 	commitFenceScript string
 
 	// fencedSetScript writes a value only if the writer's fence is not
-	// older than the newest fence applied (see FencedStore).
+	// older than the newest fence applied (see FencedStore). It returns
+	// {1, fence} or {0, newest}, the fences as decimal strings.
 	//
 	//go:embed scripts/fenced_set.lua
 	fencedSetScript string
 )
+
+// fenceErrorCode is the code of the error reply of the fencing scripts for
+// a counter, or a fence, that is not a decimal integer in their range.
+const fenceErrorCode = "FENCE"
 
 // acquireFencedRefused is the reply of acquireFencedScript when a lock key
 // already existed.

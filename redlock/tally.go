@@ -25,8 +25,8 @@ type nodeOutcome struct {
 	// config is set when the node's error points at its configuration:
 	// retrying cannot fix it.
 	config bool
-	// number is the fencing counter a fenced acquisition read, or the
-	// remaining TTL in milliseconds a resumption found.
+	// number is the largest fencing counter a fenced acquisition read, or
+	// the remaining TTL in milliseconds a resumption found.
 	number int64
 }
 
@@ -60,8 +60,13 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	*outcome = nodeOutcome{latency: round.Latency(node)}
 	reply := round.Reply(node)
 	outcome.outcome, outcome.err, outcome.config = t.classify(round, node)
-	if outcome.outcome == OutcomeAcquired && reply.Type == resp.TypeInteger {
-		outcome.number = reply.Int
+	if outcome.outcome == OutcomeAcquired {
+		switch {
+		case t.fenced:
+			outcome.number, _ = parseCounter(reply.Str)
+		case reply.Type == resp.TypeInteger:
+			outcome.number = reply.Int
+		}
 	}
 	switch outcome.outcome {
 	case OutcomeAcquired:
@@ -104,6 +109,9 @@ func (t *tally) classify(round *mux.Round, node int) (Outcome, error, bool) {
 	reply := round.Reply(node)
 	if reply.IsError() {
 		code := string(resp.ErrorCode(reply.Str))
+		if code == fenceErrorCode && (t.fenced || t.commit) {
+			return OutcomeError, fmt.Errorf("%w: %w", ErrFenceCounter, reply.Err()), true
+		}
 		if isConfigErrorCode(code) {
 			return OutcomeError, fmt.Errorf("%w: %w", ErrConfig, reply.Err()), true
 		}
@@ -119,10 +127,11 @@ func (t *tally) classify(round *mux.Round, node int) (Outcome, error, bool) {
 		}
 	case t.fenced:
 		switch {
-		case reply.Type != resp.TypeInteger:
-		case reply.Int >= 0:
-			return OutcomeAcquired, nil, false
-		case reply.Int == acquireFencedRefused:
+		case reply.Type == resp.TypeBulkString && !reply.Null:
+			if _, ok := parseCounter(reply.Str); ok {
+				return OutcomeAcquired, nil, false
+			}
+		case reply.Type == resp.TypeInteger && reply.Int == acquireFencedRefused:
 			return OutcomeHeld, nil, false
 		}
 	}

@@ -1,11 +1,42 @@
 -- acquire_fenced.lua sets every lock key, all or nothing, and returns the
--- resource's fencing counter: the first round of a fenced acquisition.
--- KEYS: the lock keys, then the counter key. ARGV[1]: the token.
--- ARGV[2]: the TTL in milliseconds.
--- Returns the counter (0 when it does not exist yet) when every lock key
--- was set, -1 when some key already existed; then the keys this call set
--- are deleted again. A key of the wrong type raises WRONGTYPE.
-local locks = #KEYS - 1
+-- largest of their fencing counters: the first round of a fenced
+-- acquisition.
+-- KEYS: the n lock keys, then their n counter keys in the same order.
+-- ARGV[1]: the token. ARGV[2]: the TTL in milliseconds.
+-- Returns the largest counter as a decimal string ("0" when none exists)
+-- when every lock key was set, -1 when some key already existed; then the
+-- keys this call set are deleted again.
+-- The counters are compared as decimal strings, never as Lua numbers,
+-- which are doubles and cannot tell 2^53 from 2^53+1. A counter that is
+-- not a decimal integer from 0 to 9223372036854775806 (the largest with a
+-- next fence) is answered with an error reply "FENCE …" before any key is
+-- set. A key of the wrong type raises WRONGTYPE.
+local locks = #KEYS / 2
+-- less compares two decimal integers without leading zeros.
+local function less(a, b)
+  if #a ~= #b then
+    return #a < #b
+  end
+  for i = 1, #a do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return false
+end
+local largest = "0"
+for i = locks + 1, #KEYS do
+  local counter = redis.call("GET", KEYS[i])
+  if counter then
+    if counter ~= "0" and (not string.find(counter, "^[1-9][0-9]*$") or less("9223372036854775806", counter)) then
+      return redis.error_reply("FENCE counter " .. KEYS[i] .. " is not a decimal integer from 0 to 9223372036854775806")
+    end
+    if less(largest, counter) then
+      largest = counter
+    end
+  end
+end
 for i = 1, locks do
   if not redis.call("SET", KEYS[i], ARGV[1], "NX", "PX", ARGV[2]) then
     for j = 1, i - 1 do
@@ -17,4 +48,4 @@ for i = 1, locks do
     return -1
   end
 end
-return tonumber(redis.call("GET", KEYS[#KEYS]) or "0")
+return largest

@@ -1,18 +1,43 @@
--- commit_fence.lua raises the resource's fencing counter to the fence of a
--- hold, if the node still holds it: the second round of a fenced
--- acquisition. The counter never goes down and has no TTL.
--- KEYS: the lock keys, then the counter key. ARGV[1]: the token.
--- ARGV[2]: the fence.
--- Returns 1 when every lock key holds the token (the counter is then at
+-- commit_fence.lua raises the fencing counter of every lock key to the
+-- fence of a hold, if the node still holds it: the second round of a
+-- fenced acquisition. A counter never goes down and has no TTL.
+-- KEYS: the n lock keys, then their n counter keys in the same order.
+-- ARGV[1]: the token. ARGV[2]: the fence, a decimal integer.
+-- Returns 1 when every lock key holds the token (every counter is then at
 -- least the fence), 0 otherwise (nothing is changed).
-local locks = #KEYS - 1
+-- The counters are compared as decimal strings, never as Lua numbers. A
+-- counter that is not a decimal integer from 0 to 9223372036854775807 is
+-- answered with an error reply "FENCE …", and nothing is changed.
+local locks = #KEYS / 2
+-- less compares two decimal integers without leading zeros.
+local function less(a, b)
+  if #a ~= #b then
+    return #a < #b
+  end
+  for i = 1, #a do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return false
+end
 for i = 1, locks do
   if redis.call("GET", KEYS[i]) ~= ARGV[1] then
     return 0
   end
 end
-local fence = tonumber(ARGV[2])
-if tonumber(redis.call("GET", KEYS[#KEYS]) or "0") < fence then
-  redis.call("SET", KEYS[#KEYS], ARGV[2])
+local counters = {}
+for i = locks + 1, #KEYS do
+  local counter = redis.call("GET", KEYS[i]) or "0"
+  if counter ~= "0" and (not string.find(counter, "^[1-9][0-9]*$") or less("9223372036854775807", counter)) then
+    return redis.error_reply("FENCE counter " .. KEYS[i] .. " is not a decimal integer from 0 to 9223372036854775807")
+  end
+  counters[i] = counter
+end
+for i = locks + 1, #KEYS do
+  if less(counters[i], ARGV[2]) then
+    redis.call("SET", KEYS[i], ARGV[2])
+  end
 end
 return 1

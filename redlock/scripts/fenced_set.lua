@@ -1,14 +1,41 @@
 -- fenced_set.lua is the storage side of fencing: it writes a value only if
 -- the writer's fence is not older than the newest fence seen for it.
 -- KEYS[1]: the data key. KEYS[2]: the key that keeps the newest fence.
--- ARGV[1]: the value. ARGV[2]: the writer's fence.
+-- ARGV[1]: the value. ARGV[2]: the writer's fence, a decimal integer.
 -- Returns {1, fence} when the value was written, {0, newest} when the
--- fence was older than the newest one already applied.
-local fence = tonumber(ARGV[2])
-local newest = tonumber(redis.call("GET", KEYS[2]) or "0")
-if fence < newest then
+-- fence was older than the newest one already applied, the fences as
+-- decimal strings.
+-- Fences are compared as decimal strings, never as Lua numbers, which are
+-- doubles and cannot tell 2^53 from 2^53+1. A fence that is not a decimal
+-- integer from 0 to 9223372036854775807, the writer's or the newest, is
+-- answered with an error reply "FENCE …", and nothing is written.
+-- less compares two decimal integers without leading zeros.
+local function less(a, b)
+  if #a ~= #b then
+    return #a < #b
+  end
+  for i = 1, #a do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return false
+end
+local function valid(fence)
+  return fence == "0" or (string.find(fence, "^[1-9][0-9]*$") and not less("9223372036854775807", fence))
+end
+local fence = ARGV[2]
+local newest = redis.call("GET", KEYS[2]) or "0"
+if not valid(fence) then
+  return redis.error_reply("FENCE fence " .. fence .. " is not a decimal integer from 0 to 9223372036854775807")
+end
+if not valid(newest) then
+  return redis.error_reply("FENCE newest fence " .. KEYS[2] .. " is not a decimal integer from 0 to 9223372036854775807")
+end
+if less(fence, newest) then
   return {0, newest}
 end
 redis.call("SET", KEYS[1], ARGV[1])
-redis.call("SET", KEYS[2], ARGV[2])
+redis.call("SET", KEYS[2], fence)
 return {1, fence}
