@@ -70,6 +70,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		err = fmt.Errorf("redlock: unlock %q: %w: the release goes on unconfirmed: %w", m.key, waitErr, m.tally.quorumError(m.key, c.addresses, elapsed))
 	case m.tally.got < c.need:
 		err = m.tally.quorumError(m.key, c.addresses, elapsed)
+	case c.misconfigured() != nil:
+		// A node that connected during the round showed that two
+		// addresses reach one server: the count cannot be trusted.
+		err = c.misconfigured()
 	}
 	c.stats.recordRelease(elapsed, err == nil)
 	if observer := c.options.Observer; observer != nil {
