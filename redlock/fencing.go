@@ -2,6 +2,8 @@ package redlock
 
 import (
 	"context"
+
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // The scripts of fencing.
@@ -13,8 +15,9 @@ var (
 
 // fenceKeySuffix ends the key of a resource's fencing counter, which
 // follows the Mutex's key. The counter has no TTL: it must outlive every
-// hold, and survive restarts (appendfsync always).
-const fenceKeySuffix = ":lockmux-fence"
+// hold, and survive restarts (appendfsync always). The name is defined in
+// naming, which the tools that read the counters share.
+const fenceKeySuffix = naming.FenceKeySuffix
 
 // Fence returns the hold's fencing token, or 0 when the Mutex is not held
 // or MutexOptions.Fencing is off. Fences of one resource strictly increase
