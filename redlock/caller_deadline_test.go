@@ -95,11 +95,6 @@ func TestCancellationEndsEveryWaitPromptly(t *testing.T) {
 	m := client.NewMutex("cancelled", MutexOptions{})
 	require.NoError(t, m.Lock(ctx)) // every connection is up
 	require.NoError(t, m.Unlock(ctx))
-	store, err := NewFencedStore(cluster.addresses[0], Options{})
-	require.NoError(t, err)
-	defer store.Close()
-	_, _, err = store.Set(ctx, "store", []byte("v"), 1)
-	require.NoError(t, err)
 	for _, server := range cluster.servers {
 		server.Stop()
 	}
@@ -126,7 +121,6 @@ func TestCancellationEndsEveryWaitPromptly(t *testing.T) {
 			return err
 		}},
 		{name: "Doctor", run: func(ctx context.Context) error { _, err := client.Doctor(ctx, DoctorOptions{}); return err }},
-		{name: "FencedStore.Set", run: func(ctx context.Context) error { _, _, err := store.Set(ctx, "store", []byte("v"), 2); return err }},
 	}
 	for _, operation := range operations {
 		t.Run(operation.name, func(t *testing.T) {

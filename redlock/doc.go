@@ -146,5 +146,7 @@
 // a node that loses them can hand out a fence again. A storage layer uses
 // the fence by refusing any write whose fence is lower than the highest it
 // has seen, for example with UPDATE … SET …, last_fence = $1 WHERE … AND
-// last_fence <= $1, or with FencedStore for a resource kept in Redis.
+// last_fence <= $1, or with a fencedstore.Store (package
+// github.com/lockmux/lockmux/redlock/fencedstore) for a resource kept in
+// Redis.
 package redlock

@@ -10,7 +10,6 @@ import (
 var (
 	acquireFencedLua = newScript(acquireFencedScript)
 	commitFenceLua   = newScript(commitFenceScript)
-	fencedSetLua     = newScript(fencedSetScript)
 )
 
 // fenceKeySuffix ends the key of a resource's fencing counter, which
@@ -24,8 +23,8 @@ const fenceKeySuffix = naming.FenceKeySuffix
 // from hold to hold, across clients and processes, as long as the nodes
 // keep their data (see the package documentation, # Safety). Pass it to
 // the resource with every write, and have the resource refuse a fence
-// older than the newest it has seen (FencedStore does that for a Redis
-// key).
+// older than the newest it has seen (package fencedstore does that for a
+// Redis key).
 func (m *Mutex) Fence() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -63,12 +63,6 @@ var (
 	//
 	//go:embed scripts/commit_fence.lua
 	commitFenceScript string
-
-	// fencedSetScript writes a value only if the writer's fence is not
-	// older than the newest fence applied (see FencedStore).
-	//
-	//go:embed scripts/fenced_set.lua
-	fencedSetScript string
 )
 
 // acquireFencedRefused is the reply of acquireFencedScript when a lock key
