@@ -110,16 +110,6 @@ func TestCancellationEndsEveryWaitPromptly(t *testing.T) {
 	}{
 		{name: "TryLock", run: m.TryLock},
 		{name: "Lock", run: m.Lock},
-		{name: "Status", run: func(ctx context.Context) error { _, err := client.Status(ctx, "cancelled"); return err }},
-		{name: "Scan", run: func(ctx context.Context) error {
-			nodes, err := client.Scan(ctx, "*")
-			if err == nil {
-				for _, node := range nodes {
-					err = errors.Join(err, node.Err)
-				}
-			}
-			return err
-		}},
 		{name: "Doctor", run: func(ctx context.Context) error { _, err := client.Doctor(ctx, DoctorOptions{}); return err }},
 	}
 	for _, operation := range operations {
