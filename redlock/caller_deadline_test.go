@@ -110,7 +110,6 @@ func TestCancellationEndsEveryWaitPromptly(t *testing.T) {
 	}{
 		{name: "TryLock", run: m.TryLock},
 		{name: "Lock", run: m.Lock},
-		{name: "Doctor", run: func(ctx context.Context) error { _, err := client.Doctor(ctx, DoctorOptions{}); return err }},
 	}
 	for _, operation := range operations {
 		t.Run(operation.name, func(t *testing.T) {
