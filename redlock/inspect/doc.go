@@ -3,7 +3,8 @@
 // and the redlock.Options of a Client, tells who holds a lock on every
 // node and whether a quorum does (Status), and lists the lock keys with
 // their TTLs, so that keys without one, which block a lock forever, can be
-// found (Scan). The command "redlock status" and "redlock scan" print them.
+// found (Scan). The commands "redlock status" and "redlock scan" print
+// them.
 //
 //	inspector, err := inspect.New(addresses, redlock.Options{})
 //	if err != nil { … }
