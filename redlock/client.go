@@ -61,7 +61,8 @@ type Client struct {
 // credentials or permissions (ErrConfig), and two addresses that reach the
 // same server (ErrDuplicateNode: it would count twice in a quorum; the
 // servers' run_ids are compared before any reply of theirs is counted).
-// Client.Doctor checks all of it at once.
+// doctor.Run (package github.com/lockmux/lockmux/redlock/doctor) checks all
+// of it at once, with the same addresses and options.
 func New(addresses []string, options Options) (*Client, error) {
 	options, err := options.withDefaults()
 	if err != nil {

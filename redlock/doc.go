@@ -29,6 +29,13 @@
 // script that deletes the key only if it still holds the token, and an
 // extension a compare-and-PEXPIRE script; both must reach a quorum to count.
 //
+// The operations tools are packages of their own, under this one, each
+// configured by the same Options as a Client: doctor checks that the nodes
+// can carry Redlock safely and says what to fix (a service runs doctor.Run
+// at start-up), inspect reads who holds a lock and finds lock keys without
+// a TTL, and fencedstore is the storage side of fencing for a resource kept
+// in Redis.
+//
 // # Long holds and waiting
 //
 // With MutexOptions.AutoExtend (implied by Client.Do) a hold is extended
@@ -93,7 +100,7 @@
 // notifying. While fewer than a quorum of nodes can notify, waiters retry
 // at the retry delay. The ACL rule that allows the channels is
 // &lockmux:released:* (for example ACL SETUSER locker &lockmux:released:*);
-// without it a release still succeeds, only unannounced. Client.Doctor
+// without it a release still succeeds, only unannounced. doctor.Run
 // checks it. A subscription connection that fails is dialled again after a
 // jittered backoff that doubles up to 2 s.
 //
@@ -186,5 +193,7 @@
 // hand out a fence again. A storage layer uses the fence by refusing any
 // write whose fence is lower than the highest it has seen, for example
 // with UPDATE … SET …, last_fence = $1 WHERE … AND last_fence <= $1, or
-// with FencedStore for a resource kept in Redis.
+// with a fencedstore.Store (package
+// github.com/lockmux/lockmux/redlock/fencedstore) for a resource kept in
+// Redis.
 package redlock

@@ -68,7 +68,7 @@ var (
 	// it keeps no lock key of the attempt, and retrying cannot help until
 	// the counter is fixed. Set it to the largest counter of that key on
 	// the other nodes: deleting it makes the node hand out low fences
-	// again, as if it had lost its data. FencedStore.Set fails with an
+	// again, as if it had lost its data. fencedstore.Store.Set fails with an
 	// error matching it when the newest fence it keeps is not a decimal
 	// integer from 0 to 2^63−1.
 	ErrFenceCounter = fmt.Errorf("%w: bad fencing counter", ErrConfig)

@@ -3,19 +3,21 @@ package redlock
 import (
 	"context"
 	"math"
+
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // The scripts of fencing.
 var (
 	acquireFencedLua = newScript(acquireFencedScript)
 	commitFenceLua   = newScript(commitFenceScript)
-	fencedSetLua     = newScript(fencedSetScript)
 )
 
 // fenceKeySuffix ends the key of a lock key's fencing counter, which
 // follows the lock key. The counter has no TTL: it must outlive every
-// hold, and survive restarts (appendfsync always).
-const fenceKeySuffix = ":lockmux-fence"
+// hold, and survive restarts (appendfsync always). The name is defined in
+// naming, which the tools that read the counters share.
+const fenceKeySuffix = naming.FenceKeySuffix
 
 // Fence returns the hold's fencing token, or 0 when the Mutex is not held
 // or MutexOptions.Fencing is off. Fences of one resource strictly increase
@@ -23,7 +25,7 @@ const fenceKeySuffix = ":lockmux-fence"
 // locked it, as long as the nodes keep their data (see the package
 // documentation, # Safety). Pass it to the resource with every write, and
 // have the resource refuse a fence older than the newest it has seen
-// (FencedStore does that for a Redis key).
+// (package fencedstore does that for a Redis key).
 func (m *Mutex) Fence() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()

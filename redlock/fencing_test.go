@@ -113,34 +113,6 @@ func TestFencesStayMonotonicAcrossRestarts(t *testing.T) {
 	}
 }
 
-func TestFencedStoreRefusesOlderFences(t *testing.T) {
-	server := redistest.Start(t, redistest.Options{})
-	store, err := NewFencedStore(server.Addr(), Options{})
-	require.NoError(t, err)
-	defer store.Close()
-	ctx := context.Background()
-	tests := []struct {
-		name        string
-		fence       int64
-		wantApplied bool
-		wantNewest  int64
-	}{
-		{name: "first write", fence: 5, wantApplied: true, wantNewest: 5},
-		{name: "same holder again", fence: 5, wantApplied: true, wantNewest: 5},
-		{name: "newer holder", fence: 9, wantApplied: true, wantNewest: 9},
-		{name: "stale holder", fence: 6, wantApplied: false, wantNewest: 9},
-	}
-	for _, test := range tests {
-		t.Run(test.name, func(t *testing.T) {
-			applied, newest, err := store.Set(ctx, "balance", []byte(test.name), test.fence)
-			require.NoError(t, err)
-			assert.Equal(t, test.wantApplied, applied)
-			assert.Equal(t, test.wantNewest, newest)
-		})
-	}
-	assert.Equal(t, "newer holder", server.Do(t, "GET", "balance"))
-}
-
 func TestTokenAndFencingCannotBeCombined(t *testing.T) {
 	client := startCluster(t, 1, redistest.Options{}).client(t, Options{})
 	err := client.NewMutex("k", MutexOptions{Fencing: true, Token: "abc"}).Lock(context.Background())

@@ -80,13 +80,6 @@ var (
 	//
 	//go:embed scripts/commit_fence.lua
 	commitFenceScript string
-
-	// fencedSetScript writes a value only if the writer's fence is not
-	// older than the newest fence applied (see FencedStore). It returns
-	// {1, fence} or {0, newest}, the fences as decimal strings.
-	//
-	//go:embed scripts/fenced_set.lua
-	fencedSetScript string
 )
 
 // fenceErrorCode is the code of the error reply of the fencing scripts for

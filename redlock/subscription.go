@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
 
 // releaseChannelsRule is the ACL rule that lets a user publish and
-// subscribe to the release channels.
-const releaseChannelsRule = "&" + releasedChannelPrefix + "*"
+// subscribe to the release channels, defined in naming, which the doctor
+// shares.
+const releaseChannelsRule = naming.ReleaseChannelsRule
 
 // unavailable marks a node as unable to notify, for the life of the
 // Client, and tells the observer, once per node: it speaks only RESP2,

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
 
 // releasedChannelPrefix starts the pub/sub channel on which the release
-// script announces that a key is free; the key follows it.
-const releasedChannelPrefix = "lockmux:released:"
+// script announces that a key is free; the key follows it. The name is
+// defined in naming, which the doctor's check of the channels shares.
+const releasedChannelPrefix = naming.ReleasedChannelPrefix
 
 // notificationFallback multiplies the retry delay of a Lock that waits for
 // a release notification: it tries again on its own only that much later,

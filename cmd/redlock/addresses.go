@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/inspect"
 )
 
 // addressesVariable is the environment variable that holds the nodes'
@@ -79,10 +80,10 @@ func (c *connectionFlags) options() redlock.Options {
 	return redlock.Options{NodeTimeout: c.nodeTimeout}
 }
 
-// client connects to the nodes named by the flags or the environment,
-// with observer (nil for none). On failure it reports the error and
-// returns the exit status.
-func (c *connectionFlags) client(env *environment, help commandHelp, observer redlock.Observer) (*redlock.Client, int) {
+// nodes returns the addresses named by the flags or the environment, once
+// checked with the other connection flags. On a usage error it reports it
+// and returns nil with the exit status.
+func (c *connectionFlags) nodes(env *environment, help commandHelp) ([]string, int) {
 	addresses, err := c.list(env)
 	if err == nil {
 		err = distinct(addresses)
@@ -96,6 +97,17 @@ func (c *connectionFlags) client(env *environment, help commandHelp, observer re
 	if c.nodeTimeout <= 0 {
 		return nil, usageError(env, help, "--node-timeout must be positive")
 	}
+	return addresses, exitOK
+}
+
+// client connects to the nodes named by the flags or the environment,
+// with observer (nil for none). On failure it reports the error and
+// returns the exit status.
+func (c *connectionFlags) client(env *environment, help commandHelp, observer redlock.Observer) (*redlock.Client, int) {
+	addresses, status := c.nodes(env, help)
+	if addresses == nil {
+		return nil, status
+	}
 	options := c.options()
 	options.Observer = observer
 	client, err := redlock.New(addresses, options)
@@ -104,4 +116,20 @@ func (c *connectionFlags) client(env *environment, help commandHelp, observer re
 		return nil, statusOf(err)
 	}
 	return client, exitOK
+}
+
+// inspector connects to the nodes named by the flags or the environment to
+// read their lock keys. On failure it reports the error and returns the
+// exit status.
+func (c *connectionFlags) inspector(env *environment, help commandHelp) (*inspect.Inspector, int) {
+	addresses, status := c.nodes(env, help)
+	if addresses == nil {
+		return nil, status
+	}
+	inspector, err := inspect.New(addresses, c.options())
+	if err != nil {
+		fmt.Fprintf(env.stderr, "redlock %s: %v\n", help.name, err)
+		return nil, statusOf(err)
+	}
+	return inspector, exitOK
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/doctor"
 )
 
 // doctorTimeout bounds doctor.
@@ -27,25 +28,26 @@ the longest TTL, or persists every write; its clock is close to this host's
 Each finding is ok, warn (works, but a crash, memory pressure or a clock step
 could break mutual exclusion, or waiters are not woken by releases) or fail
 (cannot carry Redlock as configured).
-The same checks are available to services as Client.Doctor.`,
+The same checks are available to services as doctor.Run, in the package
+github.com/lockmux/lockmux/redlock/doctor.`,
 	examples: `redlock doctor --addrs 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379
 
 # In CI: fail on warnings too, for locks held up to five minutes:
 redlock doctor --strict --longest-ttl 5m`,
 	exits: `0    no check failed (with --strict: no warning either)
-1    a check failed
+1    a check failed, or the checks were cut short (30 s, or a signal)
 64   bad usage or configuration`,
 }
 
 func doctorCommand(ctx context.Context, env *environment, args []string) int {
 	var connection connectionFlags
-	var options redlock.DoctorOptions
+	var options doctor.Options
 	var strict bool
 	flags := newFlagSet(doctorHelp)
 	connection.register(flags)
 	flags.DurationVar(&options.LongestTTL, "longest-ttl", redlock.DefaultTTL,
 		"the longest a lock stays on a node, extensions included")
-	flags.DurationVar(&options.MaxClockOffset, "max-clock-offset", redlock.DefaultMaxClockOffset,
+	flags.DurationVar(&options.MaxClockOffset, "max-clock-offset", doctor.DefaultMaxClockOffset,
 		"the largest clock difference between a node and this host that passes")
 	flags.BoolVar(&strict, "strict", false, "exit with 1 on warnings too")
 	if status, ok := parseFlags(env, flags, doctorHelp, args); !ok {
@@ -63,16 +65,16 @@ func doctorCommand(ctx context.Context, env *environment, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	// redlock.Doctor rather than a Client: it also examines what New
-	// refuses, such as two addresses of one server.
-	reports, err := redlock.Doctor(ctx, addresses, connection.options(), options)
-	if err != nil {
+	// The addresses as given, not those of a Client: doctor also examines
+	// what redlock.New refuses, such as two addresses of one server.
+	reports, err := doctor.Run(ctx, addresses, connection.options(), options)
+	if err != nil && reports == nil { // invalid options: nothing was examined
 		fmt.Fprintf(env.stderr, "redlock doctor: %v\n", err)
 		return statusOf(err)
 	}
 
 	var out strings.Builder
-	counts := map[redlock.Severity]int{}
+	counts := map[doctor.Severity]int{}
 	for _, report := range reports {
 		fmt.Fprintf(&out, "%s", report.Address)
 		if report.Version != "" {
@@ -87,10 +89,15 @@ func doctorCommand(ctx context.Context, env *environment, args []string) int {
 	if len(reports)%2 == 0 {
 		fmt.Fprintf(&out, "note: %d nodes tolerate no more failures than %d would; an odd number is the usual choice\n", len(reports), len(reports)-1)
 	}
-	fmt.Fprintf(&out, "%s: %d ok, %s, %s\n", plural(len(reports), "node"), counts[redlock.SeverityOK],
-		plural(counts[redlock.SeverityWarn], "warning"), plural(counts[redlock.SeverityFail], "failure"))
+	fmt.Fprintf(&out, "%s: %d ok, %s, %s\n", plural(len(reports), "node"), counts[doctor.SeverityOK],
+		plural(counts[doctor.SeverityWarn], "warning"), plural(counts[doctor.SeverityFail], "failure"))
 	fmt.Fprint(env.stdout, out.String())
-	if counts[redlock.SeverityFail] > 0 || strict && counts[redlock.SeverityWarn] > 0 {
+	if err != nil {
+		// Cut short by doctorTimeout or a signal: the reports are incomplete.
+		fmt.Fprintf(env.stderr, "redlock doctor: %v\n", err)
+		return exitFailed
+	}
+	if counts[doctor.SeverityFail] > 0 || strict && counts[doctor.SeverityWarn] > 0 {
 		return exitFailed
 	}
 	return exitOK

@@ -14,9 +14,10 @@ import (
 const (
 	// exitOK: success; a check passed.
 	exitOK = 0
-	// exitFailed: a check did not pass: doctor found a failing node, status
-	// found no quorum holding the key, scan found keys without a TTL, the
-	// demo saw a violation, or bench could not complete a cycle.
+	// exitFailed: a check did not pass: doctor found a failing node or was
+	// cut short, status found no quorum holding the key, scan found keys
+	// without a TTL, the demo saw a violation, or bench could not complete a
+	// cycle.
 	exitFailed = 1
 	// exitUsage: bad usage or configuration (EX_USAGE): unknown flags,
 	// missing arguments, no addresses, invalid addresses or options, a node
@@ -45,8 +46,9 @@ const (
 // exitStatusTable is the table of exit statuses that the help shows.
 const exitStatusTable = `Exit statuses:
   0    success (run: the command's own status, or 128+N if signal N killed it)
-  1    a check failed: doctor found a failing node, status found no quorum
-       holding the key, scan found keys without a TTL, the demo saw a violation
+  1    a check failed: doctor found a failing node or was cut short, status
+       found no quorum holding the key, scan found keys without a TTL, the
+       demo saw a violation
   64   bad usage or configuration (flags, addresses, credentials, a node that
        refuses the lock commands, two addresses of one server)
   69   too few nodes answered for a quorum

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/inspect"
 )
 
 // The environment variables that run gives its command.
@@ -125,7 +126,7 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 	}
 	if f.verbose {
 		fmt.Fprintf(env.stderr, "redlock run: acquired %q in %v (token %s…, fence %d, valid until %s)\n",
-			key, time.Since(start).Round(time.Microsecond), m.Token()[:redlock.TokenPrefixLength], m.Fence(), m.Until().Format(time.RFC3339Nano))
+			key, time.Since(start).Round(time.Microsecond), m.Token()[:inspect.TokenPrefixLength], m.Fence(), m.Until().Format(time.RFC3339Nano))
 	}
 	status = superviseCommand(env, m, f, commandLine, signals, losses)
 

@@ -45,15 +45,15 @@ func scanCommand(ctx context.Context, env *environment, args []string) int {
 	if limit < 0 {
 		return usageError(env, scanHelp, "--limit must not be negative")
 	}
-	client, status := connection.client(env, scanHelp, nil)
-	if client == nil {
+	inspector, status := connection.inspector(env, scanHelp)
+	if inspector == nil {
 		return status
 	}
-	defer client.Close()
+	defer inspector.Close()
 
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
-	nodes, err := client.Scan(ctx, match)
+	nodes, err := inspector.Scan(ctx, match)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "redlock scan: %v\n", err)
 		return statusOf(err)

@@ -38,15 +38,15 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, statusHelp, "expected one KEY, got %d arguments", flags.NArg())
 	}
 	key := flags.Arg(0)
-	client, status := connection.client(env, statusHelp, nil)
-	if client == nil {
+	inspector, status := connection.inspector(env, statusHelp)
+	if inspector == nil {
 		return status
 	}
-	defer client.Close()
+	defer inspector.Close()
 
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
-	lock, err := client.Status(ctx, key)
+	lock, err := inspector.Status(ctx, key)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "redlock status: %v\n", err)
 		return statusOf(err)

@@ -6,11 +6,15 @@
 // The rules, checked on every non-test .go file:
 //
 //   - resp imports only the standard library;
-//   - conn may import resp; mux may import conn and resp; redlock may
-//     import mux, conn and resp;
+//   - conn may import resp; mux may import conn and resp; redlock and the
+//     packages under it (its tools, redlock/doctor, redlock/inspect,
+//     redlock/fencedstore, and redlock/internal/...) may import mux, resp
+//     and the packages of the redlock subtree, but never conn: mux is their
+//     one seam to the network;
 //   - cmd/... and bench may import any package of the project except
 //     another command;
-//   - resp, conn, mux and redlock never import internal/...;
+//   - resp, conn, mux and redlock never import the test support under the
+//     top-level internal/... (redlock/internal/... is part of redlock);
 //   - internal/redistest imports no package of the project, so that it
 //     stays independent of the code it tests;
 //   - nothing imports cmd/...;

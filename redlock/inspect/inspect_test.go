@@ -1,7 +1,8 @@
-package redlock_test
+package inspect_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/inspect"
 )
 
 // closedAddress returns a loopback address where nothing listens.
@@ -23,6 +25,25 @@ func closedAddress(t *testing.T) string {
 	address := listener.Addr().String()
 	require.NoError(t, listener.Close())
 	return address
+}
+
+// newInspector returns an Inspector over addresses, closed when the test
+// ends.
+func newInspector(t *testing.T, addresses ...string) *inspect.Inspector {
+	t.Helper()
+	inspector, err := inspect.New(addresses, redlock.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { inspector.Close() })
+	return inspector
+}
+
+// newClient returns a Client over addresses, closed when the test ends.
+func newClient(t *testing.T, addresses ...string) *redlock.Client {
+	t.Helper()
+	client, err := redlock.New(addresses, redlock.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close() })
+	return client
 }
 
 // inspectNodes starts n servers and returns them with their addresses.
@@ -44,7 +65,7 @@ func TestStatusOfAKnownState(t *testing.T) {
 	}
 	require.Equal(t, "OK", servers[4].Do(t, "SET", "orders:1", "leaked"))
 
-	status, err := doctorClient(t, addresses...).Status(context.Background(), "orders:1")
+	status, err := newInspector(t, addresses...).Status(context.Background(), "orders:1")
 	require.NoError(t, err)
 	assert.Equal(t, "orders:1", status.Key)
 	assert.Equal(t, 3, status.Need)
@@ -70,7 +91,7 @@ func TestStatusWithoutQuorum(t *testing.T) {
 	require.Equal(t, "OK", servers[1].Do(t, "SET", "k", "token-two", "PX", "60000"))
 	addresses = append(addresses, closedAddress(t), closedAddress(t))
 
-	status, err := doctorClient(t, addresses...).Status(context.Background(), "k")
+	status, err := newInspector(t, addresses...).Status(context.Background(), "k")
 	require.NoError(t, err)
 	assert.Equal(t, 3, status.Need)
 	assert.Equal(t, 3, status.Answered)
@@ -85,16 +106,16 @@ func TestStatusWithoutQuorum(t *testing.T) {
 
 func TestStatusFollowsAMutex(t *testing.T) {
 	_, addresses := inspectNodes(t, 5)
-	client := doctorClient(t, addresses...)
+	client, inspector := newClient(t, addresses...), newInspector(t, addresses...)
 	ctx := context.Background()
 	m := client.NewMutex("jobs:nightly", redlock.MutexOptions{TTL: 30 * time.Second, Fencing: true})
 	require.NoError(t, m.Lock(ctx))
 
-	status, err := client.Status(ctx, "jobs:nightly")
+	status, err := inspector.Status(ctx, "jobs:nightly")
 	require.NoError(t, err)
 	assert.True(t, status.Locked())
 	assert.GreaterOrEqual(t, status.Holders, status.Need, "%+v", status.Nodes)
-	assert.Equal(t, m.Token()[:redlock.TokenPrefixLength], status.Holder)
+	assert.Equal(t, m.Token()[:inspect.TokenPrefixLength], status.Holder)
 	if fence := m.Fence(); fence != 0 {
 		committed := 0
 		for _, node := range status.Nodes {
@@ -108,7 +129,7 @@ func TestStatusFollowsAMutex(t *testing.T) {
 	}
 
 	require.NoError(t, m.Unlock(ctx))
-	status, err = client.Status(ctx, "jobs:nightly")
+	status, err = inspector.Status(ctx, "jobs:nightly")
 	require.NoError(t, err)
 	assert.False(t, status.Locked())
 	assert.Zero(t, status.Holders)
@@ -133,7 +154,7 @@ func TestScanListsKeysAndLeaks(t *testing.T) {
 	}
 	addresses = append(addresses, closedAddress(t))
 
-	nodes, err := doctorClient(t, addresses...).Scan(context.Background(), "locks:*")
+	nodes, err := newInspector(t, addresses...).Scan(context.Background(), "locks:*")
 	require.NoError(t, err)
 	require.Len(t, nodes, 4)
 	for _, node := range nodes[:2] {
@@ -147,8 +168,8 @@ func TestScanListsKeysAndLeaks(t *testing.T) {
 			}
 		}
 		assert.NotContains(t, names, "other")
-		assert.Equal(t, []redlock.KeyTTL{{Key: "locks:leak", Persistent: true}}, node.Leaks())
-		fence := slices.IndexFunc(node.Keys, func(key redlock.KeyTTL) bool { return key.Key == "locks:x:lockmux-fence" })
+		assert.Equal(t, []inspect.KeyTTL{{Key: "locks:leak", Persistent: true}}, node.Leaks())
+		fence := slices.IndexFunc(node.Keys, func(key inspect.KeyTTL) bool { return key.Key == "locks:x:lockmux-fence" })
 		require.GreaterOrEqual(t, fence, 0)
 		assert.True(t, node.Keys[fence].FenceCounter)
 	}
@@ -158,12 +179,81 @@ func TestScanListsKeysAndLeaks(t *testing.T) {
 	assert.Contains(t, nodes[3].Err.Error(), addresses[3], "the error names the node")
 }
 
-func TestInspectClosedClient(t *testing.T) {
+func TestInspectorClosed(t *testing.T) {
 	_, addresses := inspectNodes(t, 1)
-	client := doctorClient(t, addresses...)
-	require.NoError(t, client.Close())
-	_, err := client.Status(context.Background(), "k")
-	assert.ErrorIs(t, err, redlock.ErrClosed)
-	_, err = client.Scan(context.Background(), "")
-	assert.ErrorIs(t, err, redlock.ErrClosed)
+	inspector := newInspector(t, addresses...)
+	require.NoError(t, inspector.Close())
+	_, err := inspector.Status(context.Background(), "k")
+	assert.ErrorIs(t, err, inspect.ErrClosed)
+	_, err = inspector.Scan(context.Background(), "")
+	assert.ErrorIs(t, err, inspect.ErrClosed)
+	assert.NoError(t, inspector.Close(), "a second Close does nothing")
+}
+
+func TestNewRefusesWhatCannotBeInspected(t *testing.T) {
+	tests := []struct {
+		name      string
+		addresses []string
+		options   redlock.Options
+		want      error
+	}{
+		{name: "no addresses", want: redlock.ErrInvalidOptions},
+		{name: "an address that does not parse", addresses: []string{"redis://[::1"}, want: redlock.ErrInvalidOptions},
+		{name: "invalid options", addresses: []string{"127.0.0.1:6379"}, options: redlock.Options{Protocol: 7}, want: redlock.ErrInvalidOptions},
+		{name: "an address given twice", addresses: []string{"127.0.0.1:6379", "redis://127.0.0.1:6379"}, want: redlock.ErrDuplicateNode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := inspect.New(tt.addresses, tt.options)
+			assert.ErrorIs(t, err, tt.want)
+		})
+	}
+}
+
+// A cancellation ends Status and Scan at once, with an error that matches
+// context.Canceled, even when the nodes would make the caller wait for the
+// 5 s timeout of their commands.
+func TestCancellationEndsStatusAndScanPromptly(t *testing.T) {
+	redistest.RequireReal(t)
+	servers, addresses := inspectNodes(t, 3)
+	inspector := newInspector(t, addresses...)
+	ctx := context.Background()
+	_, err := inspector.Status(ctx, "cancelled") // every connection is up
+	require.NoError(t, err)
+	for _, server := range servers {
+		server.Stop()
+	}
+	defer func() {
+		for _, server := range servers {
+			server.Cont()
+		}
+	}()
+
+	operations := []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{name: "Status", run: func(ctx context.Context) error { _, err := inspector.Status(ctx, "cancelled"); return err }},
+		{name: "Scan", run: func(ctx context.Context) error {
+			nodes, err := inspector.Scan(ctx, "*")
+			if err == nil {
+				for _, node := range nodes {
+					err = errors.Join(err, node.Err)
+				}
+			}
+			return err
+		}},
+	}
+	for _, operation := range operations {
+		t.Run(operation.name, func(t *testing.T) {
+			cancelled, cancel := context.WithCancel(ctx)
+			timer := time.AfterFunc(20*time.Millisecond, cancel)
+			defer timer.Stop()
+			started := time.Now()
+			err := operation.run(cancelled)
+			elapsed := time.Since(started)
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.Less(t, elapsed, time.Second, "a cancelled call must not wait for the nodes")
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package redlock_test
+package doctor_test
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/doctor"
 	"github.com/lockmux/lockmux/resp"
 )
 
-// doctorContext bounds one Doctor call of a test.
+// doctorContext bounds one Run of a test.
 func doctorContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
@@ -25,7 +26,7 @@ func doctorContext(t *testing.T) context.Context {
 
 // findingOf returns the finding of check in report, failing the test when
 // there is none.
-func findingOf(t *testing.T, report redlock.NodeReport, check string) redlock.Finding {
+func findingOf(t *testing.T, report doctor.NodeReport, check string) doctor.Finding {
 	t.Helper()
 	for _, finding := range report.Findings {
 		if finding.Check == check {
@@ -33,22 +34,13 @@ func findingOf(t *testing.T, report redlock.NodeReport, check string) redlock.Fi
 		}
 	}
 	require.Failf(t, "no finding", "check %q missing from %+v", check, report.Findings)
-	return redlock.Finding{}
-}
-
-// doctorClient returns a Client over addresses, closed when the test ends.
-func doctorClient(t *testing.T, addresses ...string) *redlock.Client {
-	t.Helper()
-	client, err := redlock.New(addresses, redlock.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { client.Close() })
-	return client
+	return doctor.Finding{}
 }
 
 func TestDoctorDefaultServerWarnsAboutPersistence(t *testing.T) {
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{})
-	reports, err := doctorClient(t, server.Addr()).Doctor(doctorContext(t), redlock.DoctorOptions{})
+	reports, err := doctor.Run(doctorContext(t), []string{server.Addr()}, redlock.Options{}, doctor.Options{})
 	require.NoError(t, err)
 	require.Len(t, reports, 1)
 	report := reports[0]
@@ -60,34 +52,34 @@ func TestDoctorDefaultServerWarnsAboutPersistence(t *testing.T) {
 	for _, finding := range report.Findings {
 		checks = append(checks, finding.Check)
 	}
-	assert.Equal(t, []string{redlock.CheckReachable, redlock.CheckRole, redlock.CheckCluster, redlock.CheckRunID,
-		redlock.CheckPersistence, redlock.CheckEviction, redlock.CheckUptime, redlock.CheckClock, redlock.CheckNotifications}, checks)
-	for _, check := range []string{redlock.CheckReachable, redlock.CheckRole, redlock.CheckCluster, redlock.CheckRunID,
-		redlock.CheckEviction, redlock.CheckClock} {
-		assert.Equal(t, redlock.SeverityOK, findingOf(t, report, check).Severity, "%s: %s", check, findingOf(t, report, check).Message)
+	assert.Equal(t, []string{doctor.CheckReachable, doctor.CheckRole, doctor.CheckCluster, doctor.CheckRunID,
+		doctor.CheckPersistence, doctor.CheckEviction, doctor.CheckUptime, doctor.CheckClock, doctor.CheckNotifications}, checks)
+	for _, check := range []string{doctor.CheckReachable, doctor.CheckRole, doctor.CheckCluster, doctor.CheckRunID,
+		doctor.CheckEviction, doctor.CheckClock} {
+		assert.Equal(t, doctor.SeverityOK, findingOf(t, report, check).Severity, "%s: %s", check, findingOf(t, report, check).Message)
 	}
-	persistence := findingOf(t, report, redlock.CheckPersistence)
-	assert.Equal(t, redlock.SeverityWarn, persistence.Severity)
+	persistence := findingOf(t, report, doctor.CheckPersistence)
+	assert.Equal(t, doctor.SeverityWarn, persistence.Severity)
 	assert.Contains(t, persistence.Message, "appendonly no")
 	assert.Contains(t, persistence.Message, "set appendonly yes and appendfsync always")
-	uptime := findingOf(t, report, redlock.CheckUptime)
-	assert.Equal(t, redlock.SeverityWarn, uptime.Severity, "a server started just now without persistence: %s", uptime.Message)
-	assert.Equal(t, redlock.SeverityWarn, report.Severity())
-	assert.Less(t, report.ClockOffset.Abs(), redlock.DefaultMaxClockOffset, "the same host's clock")
+	uptime := findingOf(t, report, doctor.CheckUptime)
+	assert.Equal(t, doctor.SeverityWarn, uptime.Severity, "a server started just now without persistence: %s", uptime.Message)
+	assert.Equal(t, doctor.SeverityWarn, report.Severity())
+	assert.Less(t, report.ClockOffset.Abs(), doctor.DefaultMaxClockOffset, "the same host's clock")
 }
 
 func TestDoctorSafeServerPasses(t *testing.T) {
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{ExtraArgs: []string{
 		"--appendonly", "yes", "--appendfsync", "always", "--maxmemory-policy", "noeviction"}})
-	reports, err := doctorClient(t, server.Addr()).Doctor(doctorContext(t), redlock.DoctorOptions{LongestTTL: time.Hour})
+	reports, err := doctor.Run(doctorContext(t), []string{server.Addr()}, redlock.Options{}, doctor.Options{LongestTTL: time.Hour})
 	require.NoError(t, err)
 	require.Len(t, reports, 1)
 	for _, finding := range reports[0].Findings {
-		assert.Equal(t, redlock.SeverityOK, finding.Severity, "%s: %s", finding.Check, finding.Message)
+		assert.Equal(t, doctor.SeverityOK, finding.Severity, "%s: %s", finding.Check, finding.Message)
 	}
-	assert.Contains(t, findingOf(t, reports[0], redlock.CheckUptime).Message, "appendfsync always kept its locks")
-	assert.Equal(t, redlock.SeverityOK, reports[0].Severity())
+	assert.Contains(t, findingOf(t, reports[0], doctor.CheckUptime).Message, "appendfsync always kept its locks")
+	assert.Equal(t, doctor.SeverityOK, reports[0].Severity())
 }
 
 func TestDoctorReplicaFails(t *testing.T) {
@@ -96,13 +88,13 @@ func TestDoctorReplicaFails(t *testing.T) {
 	master, replica := servers[0], servers[1]
 	require.Equal(t, "OK", replica.Do(t, "REPLICAOF", "127.0.0.1", strconv.Itoa(master.Port())))
 
-	reports, err := doctorClient(t, master.Addr(), replica.Addr()).Doctor(doctorContext(t), redlock.DoctorOptions{})
+	reports, err := doctor.Run(doctorContext(t), []string{master.Addr(), replica.Addr()}, redlock.Options{}, doctor.Options{})
 	require.NoError(t, err)
-	role := findingOf(t, reports[1], redlock.CheckRole)
-	assert.Equal(t, redlock.SeverityFail, role.Severity)
+	role := findingOf(t, reports[1], doctor.CheckRole)
+	assert.Equal(t, doctor.SeverityFail, role.Severity)
 	assert.Contains(t, role.Message, "a replica of 127.0.0.1:"+strconv.Itoa(master.Port()))
-	assert.Equal(t, redlock.SeverityFail, reports[1].Severity())
-	assert.NotEqual(t, redlock.SeverityFail, findingOf(t, reports[0], redlock.CheckRole).Severity, "the master itself is a master")
+	assert.Equal(t, doctor.SeverityFail, reports[1].Severity())
+	assert.NotEqual(t, doctor.SeverityFail, findingOf(t, reports[0], doctor.CheckRole).Severity, "the master itself is a master")
 }
 
 func TestDoctorDuplicateAddressFails(t *testing.T) {
@@ -114,7 +106,7 @@ func TestDoctorDuplicateAddressFails(t *testing.T) {
 	client, err := redlock.New([]string{server.Addr(), "localhost:" + port}, redlock.Options{})
 	require.NoError(t, err)
 	err = client.NewMutex("k", redlock.MutexOptions{}).Lock(context.Background())
-	require.ErrorIs(t, err, redlock.ErrDuplicateNode, "the client refuses what Doctor must still explain")
+	require.ErrorIs(t, err, redlock.ErrDuplicateNode, "the client refuses what Run must still explain")
 	client.Close()
 
 	tests := []struct {
@@ -127,15 +119,15 @@ func TestDoctorDuplicateAddressFails(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reports, err := redlock.Doctor(doctorContext(t), tt.addresses, redlock.Options{}, redlock.DoctorOptions{})
+			reports, err := doctor.Run(doctorContext(t), tt.addresses, redlock.Options{}, doctor.Options{})
 			require.NoError(t, err)
 			require.Len(t, reports, 2)
 			for _, report := range reports {
-				runID := findingOf(t, report, redlock.CheckRunID)
-				assert.Equal(t, redlock.SeverityFail, runID.Severity)
+				runID := findingOf(t, report, doctor.CheckRunID)
+				assert.Equal(t, doctor.SeverityFail, runID.Severity)
 				assert.Contains(t, runID.Message, tt.names)
 				assert.Contains(t, runID.Message, "count more than once in a quorum")
-				assert.Equal(t, redlock.SeverityFail, report.Severity())
+				assert.Equal(t, doctor.SeverityFail, report.Severity())
 			}
 		})
 	}
@@ -147,13 +139,13 @@ func TestDoctorUnreachableNodeFails(t *testing.T) {
 	address := listener.Addr().String()
 	require.NoError(t, listener.Close())
 
-	reports, err := redlock.Doctor(doctorContext(t), []string{address}, redlock.Options{DialTimeout: time.Second}, redlock.DoctorOptions{})
+	reports, err := doctor.Run(doctorContext(t), []string{address}, redlock.Options{DialTimeout: time.Second}, doctor.Options{})
 	require.NoError(t, err)
 	require.Len(t, reports, 1)
 	require.Len(t, reports[0].Findings, 1)
 	finding := reports[0].Findings[0]
-	assert.Equal(t, redlock.CheckReachable, finding.Check)
-	assert.Equal(t, redlock.SeverityFail, finding.Severity)
+	assert.Equal(t, doctor.CheckReachable, finding.Check)
+	assert.Equal(t, doctor.SeverityFail, finding.Severity)
 	assert.Contains(t, finding.Message, "cannot reach the node")
 	assert.Contains(t, finding.Message, address, "the error names the node")
 }
@@ -161,30 +153,54 @@ func TestDoctorUnreachableNodeFails(t *testing.T) {
 func TestDoctorOptionsAreValidated(t *testing.T) {
 	tests := []struct {
 		name    string
-		options redlock.DoctorOptions
+		options doctor.Options
 	}{
-		{name: "negative longest TTL", options: redlock.DoctorOptions{LongestTTL: -time.Second}},
-		{name: "negative clock offset", options: redlock.DoctorOptions{MaxClockOffset: -time.Millisecond}},
+		{name: "negative longest TTL", options: doctor.Options{LongestTTL: -time.Second}},
+		{name: "negative clock offset", options: doctor.Options{MaxClockOffset: -time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := redlock.Doctor(context.Background(), []string{"127.0.0.1:1"}, redlock.Options{}, tt.options)
+			_, err := doctor.Run(context.Background(), []string{"127.0.0.1:1"}, redlock.Options{}, tt.options)
 			assert.ErrorIs(t, err, redlock.ErrInvalidOptions)
 		})
 	}
-	_, err := redlock.Doctor(context.Background(), nil, redlock.Options{}, redlock.DoctorOptions{})
+	_, err := doctor.Run(context.Background(), nil, redlock.Options{}, doctor.Options{})
 	assert.ErrorIs(t, err, redlock.ErrInvalidOptions)
+	_, err = doctor.Run(context.Background(), []string{"127.0.0.1:1"}, redlock.Options{Protocol: 7}, doctor.Options{})
+	assert.ErrorIs(t, err, redlock.ErrInvalidOptions, "the client options are checked as redlock.New checks them")
+	_, err = doctor.Run(context.Background(), []string{"redis://[::1"}, redlock.Options{}, doctor.Options{})
+	assert.ErrorIs(t, err, redlock.ErrInvalidOptions, "an address that does not parse")
 }
 
-func TestDoctorClosedClient(t *testing.T) {
-	server := redistest.Start(t, redistest.Options{})
-	client := doctorClient(t, server.Addr())
-	require.NoError(t, client.Close())
-	_, err := client.Doctor(context.Background(), redlock.DoctorOptions{})
-	assert.ErrorIs(t, err, redlock.ErrClosed)
+// A cancellation ends Run at once, with an error that matches
+// context.Canceled and the reports found so far, even when the nodes
+// accept connections and answer nothing.
+func TestCancellationEndsRunPromptly(t *testing.T) {
+	redistest.RequireReal(t)
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	addresses := make([]string, len(servers))
+	for i, server := range servers {
+		addresses[i] = server.Addr()
+		server.Stop()
+	}
+	defer func() {
+		for _, server := range servers {
+			server.Cont()
+		}
+	}()
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(20*time.Millisecond, cancel)
+	defer timer.Stop()
+	started := time.Now()
+	reports, err := doctor.Run(cancelled, addresses, redlock.Options{DialTimeout: 3 * time.Second}, doctor.Options{})
+	elapsed := time.Since(started)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Len(t, reports, len(addresses))
+	assert.Less(t, elapsed, time.Second, "a cancelled Run must not wait for the 3 s dial timeout")
 }
 
-// fakeNode describes what a scripted server answers to Doctor.
+// fakeNode describes what a scripted server answers to Run.
 type fakeNode struct {
 	info        string        // the INFO text
 	config      string        // "" answers CONFIG with NOPERM
@@ -240,38 +256,38 @@ func TestDoctorFindingsOnScriptedNodes(t *testing.T) {
 		name     string
 		node     fakeNode
 		check    string
-		severity redlock.Severity
+		severity doctor.Severity
 		message  string
 	}{
 		{name: "safe", node: fakeNode{info: fakeInfo(nil), config: "always"},
-			check: redlock.CheckPersistence, severity: redlock.SeverityOK, message: "appendfsync always"},
+			check: doctor.CheckPersistence, severity: doctor.SeverityOK, message: "appendfsync always"},
 		{name: "fsync every second", node: fakeNode{info: fakeInfo(nil), config: "everysec"},
-			check: redlock.CheckPersistence, severity: redlock.SeverityWarn, message: "appendfsync everysec"},
+			check: doctor.CheckPersistence, severity: doctor.SeverityWarn, message: "appendfsync everysec"},
 		{name: "CONFIG refused", node: fakeNode{info: fakeInfo(nil)},
-			check: redlock.CheckPersistence, severity: redlock.SeverityWarn, message: "NOPERM"},
+			check: doctor.CheckPersistence, severity: doctor.SeverityWarn, message: "NOPERM"},
 		{name: "cluster mode", node: fakeNode{info: fakeInfo(map[string]string{"cluster_enabled": "1"}), config: "always"},
-			check: redlock.CheckCluster, severity: redlock.SeverityFail, message: "cluster-enabled no"},
+			check: doctor.CheckCluster, severity: doctor.SeverityFail, message: "cluster-enabled no"},
 		{name: "master with replicas", node: fakeNode{info: fakeInfo(map[string]string{"connected_slaves": "2"}), config: "always"},
-			check: redlock.CheckRole, severity: redlock.SeverityWarn, message: "2 replica(s)"},
+			check: doctor.CheckRole, severity: doctor.SeverityWarn, message: "2 replica(s)"},
 		{name: "eviction", node: fakeNode{info: fakeInfo(map[string]string{"maxmemory_policy": "allkeys-lru"}), config: "always"},
-			check: redlock.CheckEviction, severity: redlock.SeverityWarn, message: "set maxmemory-policy noeviction"},
+			check: doctor.CheckEviction, severity: doctor.SeverityWarn, message: "set maxmemory-policy noeviction"},
 		{name: "eviction unknown", node: fakeNode{info: fakeInfo(map[string]string{"maxmemory_policy": ""})},
-			check: redlock.CheckEviction, severity: redlock.SeverityWarn, message: "cannot read maxmemory-policy"},
+			check: doctor.CheckEviction, severity: doctor.SeverityWarn, message: "cannot read maxmemory-policy"},
 		{name: "recent restart", node: fakeNode{info: fakeInfo(map[string]string{"uptime_in_seconds": "3", "aof_enabled": "0"})},
-			check: redlock.CheckUptime, severity: redlock.SeverityWarn, message: "wait 7s"},
+			check: doctor.CheckUptime, severity: doctor.SeverityWarn, message: "wait 7s"},
 		{name: "clock ahead", node: fakeNode{info: fakeInfo(nil), config: "always", clockOffset: 3 * time.Second},
-			check: redlock.CheckClock, severity: redlock.SeverityWarn, message: "ahead of this host's"},
+			check: doctor.CheckClock, severity: doctor.SeverityWarn, message: "ahead of this host's"},
 		{name: "clock behind", node: fakeNode{info: fakeInfo(nil), config: "always", clockOffset: -3 * time.Second},
-			check: redlock.CheckClock, severity: redlock.SeverityWarn, message: "behind this host's"},
+			check: doctor.CheckClock, severity: doctor.SeverityWarn, message: "behind this host's"},
 		{name: "clock close", node: fakeNode{info: fakeInfo(nil), config: "always"},
-			check: redlock.CheckClock, severity: redlock.SeverityOK, message: "this host's"},
+			check: doctor.CheckClock, severity: doctor.SeverityOK, message: "this host's"},
 		{name: "no run_id", node: fakeNode{info: fakeInfo(map[string]string{"run_id": ""}), config: "always"},
-			check: redlock.CheckRunID, severity: redlock.SeverityWarn, message: "unknown"},
+			check: doctor.CheckRunID, severity: doctor.SeverityWarn, message: "unknown"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			address := tt.node.start(t)
-			reports, err := redlock.Doctor(doctorContext(t), []string{address}, redlock.Options{}, redlock.DoctorOptions{})
+			reports, err := doctor.Run(doctorContext(t), []string{address}, redlock.Options{}, doctor.Options{})
 			require.NoError(t, err)
 			finding := findingOf(t, reports[0], tt.check)
 			assert.Equal(t, tt.severity, finding.Severity, finding.Message)
@@ -281,12 +297,12 @@ func TestDoctorFindingsOnScriptedNodes(t *testing.T) {
 }
 
 func TestSeverityString(t *testing.T) {
-	assert.Equal(t, "ok", redlock.SeverityOK.String())
-	assert.Equal(t, "warn", redlock.SeverityWarn.String())
-	assert.Equal(t, "fail", redlock.SeverityFail.String())
+	assert.Equal(t, "ok", doctor.SeverityOK.String())
+	assert.Equal(t, "warn", doctor.SeverityWarn.String())
+	assert.Equal(t, "fail", doctor.SeverityFail.String())
 }
 
-// Doctor tells whether a node can carry the release notifications that
+// Run tells whether a node can carry the release notifications that
 // wake waiters, and how to fix it when it cannot: the ACL channel rule for
 // a user who may not use the release channels.
 func TestDoctorChecksNotifications(t *testing.T) {
@@ -296,36 +312,29 @@ func TestDoctorChecksNotifications(t *testing.T) {
 		name     string
 		server   redistest.Options
 		options  redlock.Options
-		severity redlock.Severity
+		severity doctor.Severity
 		messages []string
 	}{
-		{name: "allowed", severity: redlock.SeverityOK, messages: []string{"lockmux:released:"}},
+		{name: "allowed", severity: doctor.SeverityOK, messages: []string{"lockmux:released:"}},
 		{name: "no channel rights", server: redistest.Options{ACLUsers: []string{"locker on >pw ~* +@all"}}, options: locker,
-			severity: redlock.SeverityWarn, messages: []string{"NOPERM", "ACL SETUSER locker &lockmux:released:*", "retry delay"}},
+			severity: doctor.SeverityWarn, messages: []string{"NOPERM", "ACL SETUSER locker &lockmux:released:*", "retry delay"}},
 		{name: "the release channels allowed", server: redistest.Options{ACLUsers: []string{"locker on >pw ~* +@all &lockmux:released:*"}},
-			options: locker, severity: redlock.SeverityOK, messages: []string{"lockmux:released:"}},
+			options: locker, severity: doctor.SeverityOK, messages: []string{"lockmux:released:"}},
 		{name: "RESP2 only", server: redistest.Options{ExtraArgs: []string{"--rename-command", "HELLO", ""}},
-			severity: redlock.SeverityWarn, messages: []string{"RESP2", "retry delay"}},
+			severity: doctor.SeverityWarn, messages: []string{"RESP2", "retry delay"}},
 		{name: "Options.Protocol RESP2", options: redlock.Options{Protocol: redlock.ProtocolRESP2},
-			severity: redlock.SeverityWarn, messages: []string{"Options.Protocol", "retry delay"}},
+			severity: doctor.SeverityWarn, messages: []string{"Options.Protocol", "retry delay"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			server := redistest.Start(t, tt.server)
-			reports, err := redlock.Doctor(doctorContext(t), []string{server.Addr()}, tt.options, redlock.DoctorOptions{})
+			reports, err := doctor.Run(doctorContext(t), []string{server.Addr()}, tt.options, doctor.Options{})
 			require.NoError(t, err)
-			finding := findingOf(t, reports[0], redlock.CheckNotifications)
+			finding := findingOf(t, reports[0], doctor.CheckNotifications)
 			assert.Equal(t, tt.severity, finding.Severity, finding.Message)
 			for _, message := range tt.messages {
 				assert.Contains(t, finding.Message, message)
 			}
-
-			client, err := redlock.New([]string{server.Addr()}, tt.options)
-			require.NoError(t, err)
-			defer client.Close()
-			reports, err = client.Doctor(doctorContext(t), redlock.DoctorOptions{})
-			require.NoError(t, err)
-			assert.Equal(t, finding, findingOf(t, reports[0], redlock.CheckNotifications), "Client.Doctor finds the same")
 		})
 	}
 }

@@ -1,0 +1,265 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// nodeFacts is one node of a group, and what INFO told about it.
+type nodeFacts struct {
+	group *mux.Group
+	node  int
+	info  map[string]string
+}
+
+// do sends one request to the node.
+func (f nodeFacts) do(ctx context.Context, request *mux.Request) error {
+	if err := f.group.Do(ctx, f.node, request); err != nil {
+		return err
+	}
+	return request.Err()
+}
+
+// examineNode runs every check but the run_id comparison on one node.
+func examineNode(ctx context.Context, facts nodeFacts, address string, options Options) NodeReport {
+	report := NodeReport{Address: address}
+	info := mux.NewRequest("INFO")
+	if err := facts.do(ctx, info); err != nil {
+		report.Findings = []Finding{{CheckReachable, SeverityFail,
+			fmt.Sprintf("cannot reach the node: %v; check the address, that redis-server runs, and that this host may connect to it", err)}}
+		return report
+	}
+	report.Findings = append(report.Findings, Finding{CheckReachable, SeverityOK,
+		fmt.Sprintf("answered INFO in %v", info.Latency().Round(time.Microsecond))})
+
+	if reply := info.Reply(); reply.IsError() {
+		facts.info = map[string]string{}
+		report.Findings = append(report.Findings, Finding{CheckRole, SeverityWarn,
+			fmt.Sprintf("INFO was refused (%v): the role, cluster mode, run_id and uptime cannot be checked; allow INFO for this user", reply.Err())})
+	} else {
+		facts.info = parseInfo(string(reply.Str))
+		report.Findings = append(report.Findings, facts.checkRole(), facts.checkCluster())
+	}
+	report.Version = facts.info["redis_version"]
+	report.RunID = facts.info["run_id"]
+
+	persistence, durable := facts.checkPersistence(ctx)
+	report.Findings = append(report.Findings, persistence, facts.checkEviction(ctx), facts.checkUptime(options.LongestTTL, durable))
+	clock, offset := facts.checkClock(ctx, options.MaxClockOffset)
+	report.Findings = append(report.Findings, clock)
+	report.ClockOffset = offset
+	return report
+}
+
+// parseInfo reads the "field:value" lines of an INFO reply.
+func parseInfo(text string) map[string]string {
+	fields := make(map[string]string)
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if name, value, found := strings.Cut(line, ":"); found {
+			fields[name] = value
+		}
+	}
+	return fields
+}
+
+func (f nodeFacts) checkRole() Finding {
+	switch role := f.info["role"]; role {
+	case "master":
+		replicas, _ := strconv.Atoi(f.info["connected_slaves"])
+		if replicas > 0 {
+			return Finding{CheckRole, SeverityWarn, fmt.Sprintf(
+				"master with %d replica(s): replication is asynchronous, so a replica promoted after a failover may miss recent locks; "+
+					"do not let replicas take over lock nodes (no Sentinel or cluster failover), or remove them", replicas)}
+		}
+		return Finding{CheckRole, SeverityOK, "master without replicas"}
+	case "slave", "replica":
+		return Finding{CheckRole, SeverityFail, fmt.Sprintf(
+			"a replica of %s:%s: it refuses lock writes and shares its data with its master; "+
+				"point lockmux at independent masters only (REPLICAOF NO ONE, or another address)",
+			f.info["master_host"], f.info["master_port"])}
+	case "":
+		return Finding{CheckRole, SeverityWarn, "INFO does not report the role; make sure the node is a master without replicas"}
+	default:
+		return Finding{CheckRole, SeverityFail, fmt.Sprintf("role %q: lockmux needs independent masters", role)}
+	}
+}
+
+func (f nodeFacts) checkCluster() Finding {
+	switch f.info["cluster_enabled"] {
+	case "0":
+		return Finding{CheckCluster, SeverityOK, "standalone (cluster_enabled:0)"}
+	case "1":
+		return Finding{CheckCluster, SeverityFail,
+			"runs in cluster mode: lockmux does not follow MOVED or ASK redirects, and a cluster fails over to replicas; " +
+				"use standalone servers (cluster-enabled no)"}
+	default:
+		return Finding{CheckCluster, SeverityWarn, "INFO does not report cluster_enabled; make sure the node is not in cluster mode"}
+	}
+}
+
+// checkPersistence grades appendonly and appendfsync, and reports whether
+// every acknowledged write survives a crash.
+func (f nodeFacts) checkPersistence(ctx context.Context) (Finding, bool) {
+	const fix = "set appendonly yes and appendfsync always (CONFIG SET, and in redis.conf), " +
+		"or keep a node that crashed down for longer than the longest TTL before it rejoins"
+	appendOnly := ""
+	switch f.info["aof_enabled"] {
+	case "1":
+		appendOnly = "yes"
+	case "0":
+		appendOnly = "no"
+	default:
+		value, err := f.config(ctx, "appendonly")
+		if err != nil {
+			return Finding{CheckPersistence, SeverityWarn, fmt.Sprintf("cannot read appendonly (%v); %s", err, fix)}, false
+		}
+		appendOnly = value
+	}
+	if appendOnly != "yes" {
+		return Finding{CheckPersistence, SeverityWarn,
+			"appendonly " + appendOnly + ": a restarted node forgets every lock it held and can grant it again; " + fix}, false
+	}
+	fsync, err := f.config(ctx, "appendfsync")
+	switch {
+	case err != nil:
+		return Finding{CheckPersistence, SeverityWarn, fmt.Sprintf(
+			"appendonly yes, but appendfsync cannot be read (%v); make sure it is always", err)}, false
+	case fsync != "always":
+		return Finding{CheckPersistence, SeverityWarn,
+			"appendonly yes, appendfsync " + fsync + ": a crash loses the writes not yet synced, locks included; " + fix}, false
+	}
+	return Finding{CheckPersistence, SeverityOK, "appendonly yes, appendfsync always: acknowledged locks survive a crash"}, true
+}
+
+func (f nodeFacts) checkEviction(ctx context.Context) Finding {
+	policy, found := f.info["maxmemory_policy"]
+	if !found {
+		value, err := f.config(ctx, "maxmemory-policy")
+		if err != nil {
+			return Finding{CheckEviction, SeverityWarn, fmt.Sprintf(
+				"cannot read maxmemory-policy (%v); make sure it is noeviction", err)}
+		}
+		policy = value
+	}
+	if policy == "noeviction" {
+		return Finding{CheckEviction, SeverityOK, "noeviction: lock keys are never evicted"}
+	}
+	message := "maxmemory-policy " + policy + ": under memory pressure the node may evict lock keys, and an evicted lock is a lost one; " +
+		"set maxmemory-policy noeviction"
+	if f.info["maxmemory"] == "0" {
+		message += " (nothing is evicted while maxmemory is 0, but a limit set later would start it)"
+	}
+	return Finding{CheckEviction, SeverityWarn, message}
+}
+
+// checkUptime warns about a node that restarted less than longestTTL ago
+// and does not persist every write: it may have forgotten locks that other
+// nodes still hold.
+func (f nodeFacts) checkUptime(longestTTL time.Duration, durable bool) Finding {
+	seconds, err := strconv.ParseInt(f.info["uptime_in_seconds"], 10, 64)
+	if err != nil {
+		return Finding{CheckUptime, SeverityWarn, "INFO does not report uptime_in_seconds; the time since the last restart is unknown"}
+	}
+	uptime := time.Duration(seconds) * time.Second
+	switch {
+	case uptime >= longestTTL:
+		return Finding{CheckUptime, SeverityOK, fmt.Sprintf("up %v, longer than the longest TTL (%v)", uptime, longestTTL)}
+	case durable:
+		return Finding{CheckUptime, SeverityOK, fmt.Sprintf(
+			"up %v, less than the longest TTL (%v), but appendfsync always kept its locks across the restart", uptime, longestTTL)}
+	}
+	return Finding{CheckUptime, SeverityWarn, fmt.Sprintf(
+		"up only %v, less than the longest TTL (%v): if it restarted without its data, it may have forgotten locks that are still valid; "+
+			"wait %v before relying on it, and enable appendonly yes with appendfsync always", uptime, longestTTL, longestTTL-uptime)}
+}
+
+// config returns the value of one configuration parameter with CONFIG GET.
+func (f nodeFacts) config(ctx context.Context, parameter string) (string, error) {
+	request := mux.NewRequest("CONFIG", "GET", parameter)
+	if err := f.do(ctx, request); err != nil {
+		return "", err
+	}
+	reply := request.Reply()
+	if reply.IsError() {
+		return "", fmt.Errorf("CONFIG GET refused: %w", reply.Err())
+	}
+	elements := reply.Elems
+	if len(elements) < 2 {
+		return "", fmt.Errorf("CONFIG GET %s returned nothing", parameter)
+	}
+	return string(elements[1].Str), nil
+}
+
+// checkClock compares the node's clock with the client's: it reads TIME a
+// few times and keeps the reading with the shortest round trip, taken to
+// be read halfway through it.
+func (f nodeFacts) checkClock(ctx context.Context, maxOffset time.Duration) (Finding, time.Duration) {
+	var offset, roundTrip time.Duration
+	found := false
+	request := mux.NewRequest("TIME")
+	for range clockSamples {
+		start := time.Now()
+		if err := f.do(ctx, request); err != nil {
+			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("cannot read the node's clock: %v", err)}, 0
+		}
+		end := time.Now()
+		if reply := request.Reply(); reply.IsError() {
+			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("TIME was refused (%v); the clock cannot be checked", reply.Err())}, 0
+		}
+		server, ok := parseTime(request.Reply())
+		if !ok {
+			return Finding{CheckClock, SeverityWarn, "TIME gave an unexpected reply; the clock cannot be checked"}, 0
+		}
+		rtt := end.Sub(start)
+		if !found || rtt < roundTrip {
+			// Strip the monotonic readings: the node's clock is a wall clock.
+			middle := start.Round(0).Add(rtt / 2)
+			offset, roundTrip, found = server.Sub(middle), rtt, true
+		}
+	}
+	uncertainty := roundTrip / 2
+	describe := fmt.Sprintf("%v (±%v)", absoluteDuration(offset).Round(time.Microsecond), uncertainty.Round(time.Microsecond))
+	direction := "ahead of"
+	if offset < 0 {
+		direction = "behind"
+	}
+	if absoluteDuration(offset)-uncertainty > maxOffset {
+		return Finding{CheckClock, SeverityWarn, fmt.Sprintf(
+			"clock %s %s this host's, beyond %v: keep the clocks of the nodes and clients synchronised with NTP, "+
+				"slewed rather than stepped, because a node whose clock jumps expires its locks early", describe, direction, maxOffset)}, offset
+	}
+	return Finding{CheckClock, SeverityOK, fmt.Sprintf("clock %s %s this host's", describe, direction)}, offset
+}
+
+// parseTime reads the reply of TIME: seconds and microseconds.
+func parseTime(reply resp.Value) (time.Time, bool) {
+	if len(reply.Elems) != 2 {
+		return time.Time{}, false
+	}
+	seconds, err := strconv.ParseInt(string(reply.Elems[0].Str), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	microseconds, err := strconv.ParseInt(string(reply.Elems[1].Str), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(seconds, microseconds*1000), true
+}
+
+func absoluteDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}

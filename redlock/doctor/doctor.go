@@ -1,0 +1,235 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/transport"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// DefaultMaxClockOffset is the clock offset between a node and the client
+// above which Run warns.
+const DefaultMaxClockOffset = 50 * time.Millisecond
+
+// clockSamples is how many TIME round trips Run makes per node; the one
+// with the shortest round trip gives the offset.
+const clockSamples = 3
+
+// Options configures Run. The zero value is usable: every zero field means
+// its default.
+type Options struct {
+	// LongestTTL is the longest time a lock may stay on a node, extensions
+	// included: a node that restarted without persistence less than that
+	// long ago may have forgotten locks that are still valid. Zero means
+	// redlock.DefaultTTL (10 s); negative is invalid.
+	LongestTTL time.Duration
+
+	// MaxClockOffset is the largest difference between a node's clock and
+	// the client's that passes the clock check. Zero means
+	// DefaultMaxClockOffset (50 ms); negative is invalid.
+	MaxClockOffset time.Duration
+}
+
+// withDefaults returns o with its zero fields set, or an error wrapping
+// redlock.ErrInvalidOptions.
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.LongestTTL < 0:
+		return o, fmt.Errorf("doctor: %w: Options.LongestTTL %v is negative", redlock.ErrInvalidOptions, o.LongestTTL)
+	case o.MaxClockOffset < 0:
+		return o, fmt.Errorf("doctor: %w: Options.MaxClockOffset %v is negative", redlock.ErrInvalidOptions, o.MaxClockOffset)
+	}
+	if o.LongestTTL == 0 {
+		o.LongestTTL = redlock.DefaultTTL
+	}
+	if o.MaxClockOffset == 0 {
+		o.MaxClockOffset = DefaultMaxClockOffset
+	}
+	return o, nil
+}
+
+// Run checks that the Redis servers at addresses can carry Redlock safely
+// and says what to fix: for each node, whether it is reachable, a master,
+// not in cluster mode, a server distinct from the other nodes (run_id),
+// persisting every write (appendonly yes, appendfsync always), never
+// evicting keys (maxmemory-policy noeviction), running for longer than the
+// longest TTL, keeping a clock close to the client's (measured with TIME),
+// and able to notify waiters of releases (RESP3, and an ACL that allows
+// the release channels).
+//
+// A service runs it at start-up with the addresses and the redlock.Options
+// it gives redlock.New, and refuses to start, or logs, when a report's
+// Severity is SeverityFail. Of options, the credentials, TLS configuration,
+// dial timeout, client name and protocol apply, as for a Client's
+// connections; the other fields configure locks and are ignored. Run needs
+// no Client, so it also examines what redlock.New refuses, such as an
+// address given twice or two addresses that reach the same server.
+//
+// Run dials its own connections to the nodes and closes them before it
+// returns. It reads INFO and, where INFO does not tell, CONFIG GET; a node
+// that refuses CONFIG gets a warning rather than a failure. For the
+// notifications it dials one more connection per node, as a Client's
+// waiters do, and subscribes to a release channel. It returns one
+// NodeReport per node, in the order of addresses. The error matches
+// redlock.ErrInvalidOptions for invalid options or addresses (no reports
+// then), or the context's error when the context ended before the checks
+// did (the reports then hold what was found so far).
+func Run(ctx context.Context, addresses []string, options redlock.Options, doctorOptions Options) ([]NodeReport, error) {
+	doctorOptions, err := doctorOptions.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	groupOptions, err := transport.GroupOptions(options)
+	if err != nil {
+		return nil, fmt.Errorf("doctor: %w", err)
+	}
+	group, err := transport.NewGroup(addresses, options)
+	if err != nil {
+		return nil, fmt.Errorf("doctor: %w", err)
+	}
+	defer group.Close()
+	names := make([]string, group.Len())
+	for i := range names {
+		names[i] = group.Address(i)
+	}
+	reports := diagnose(ctx, group, names, groupOptions.DialTimeout, doctorOptions)
+	if ctx.Err() != nil {
+		return reports, fmt.Errorf("doctor: the checks were cut short: %w", context.Cause(ctx))
+	}
+	return reports, nil
+}
+
+// diagnose examines every node of group at once and compares their run_ids.
+// The nodes are named by addresses; the notifications check waits up to
+// dialTimeout for its subscriptions.
+func diagnose(ctx context.Context, group *mux.Group, addresses []string, dialTimeout time.Duration, options Options) []NodeReport {
+	reports := make([]NodeReport, group.Len())
+	var wait sync.WaitGroup
+	for i := range reports {
+		wait.Go(func() {
+			reports[i] = examineNode(ctx, nodeFacts{group: group, node: i}, addresses[i], options)
+		})
+	}
+	notifications := checkNotifications(ctx, group, dialTimeout)
+	wait.Wait()
+	for i := range reports {
+		if reports[i].Findings[0].Severity != SeverityFail { // reachable
+			reports[i].Findings = append(reports[i].Findings, notifications[i])
+		}
+	}
+	compareRunIDs(reports)
+	return reports
+}
+
+// checkNotifications tells, for every node, whether it can carry release
+// notifications: it subscribes, as a Client's waiters do, to a release
+// channel that no lock uses, over one more connection per node, and waits
+// for each node's confirmation or refusal, up to dialTimeout.
+func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.Duration) []Finding {
+	const fallback = "waiters are not woken by releases on this node, and retry at the retry delay when fewer than a quorum of nodes can notify"
+	channel := naming.ReleasedChannelPrefix + "lockmux-doctor"
+	findings := make([]Finding, group.Len())
+	var mu sync.Mutex
+	pending := group.Len()
+	settled := make(chan struct{})
+	settle := func(node int, finding Finding) {
+		mu.Lock()
+		defer mu.Unlock()
+		if findings[node].Check != "" {
+			return
+		}
+		findings[node] = finding
+		if pending--; pending == 0 {
+			close(settled)
+		}
+	}
+	ready := make(chan struct{})
+	var subscriber *mux.Subscriber
+	subscriber = group.Subscribe(mux.SubscribeOptions{
+		OnConnect: func(node int) {
+			<-ready
+			subscriber.SendTo(node, resp.AppendCommand(nil, "SUBSCRIBE", channel))
+		},
+		OnPush: func(node int, push resp.Value) {
+			if len(push.Elems) >= 2 && string(push.Elems[0].Str) == "subscribe" && string(push.Elems[1].Str) == channel {
+				settle(node, Finding{CheckNotifications, SeverityOK, "the user may subscribe to the release channels (" + naming.ReleasedChannelPrefix + "*) over RESP3: releases wake waiters"})
+			}
+		},
+		OnUnavailable: func(node int, err error) {
+			advice := "; use Redis 6 or later, and leave Options.Protocol at ProtocolAuto"
+			var refusal *resp.ServerError
+			if errors.As(err, &refusal) {
+				advice = fmt.Sprintf("; allow the release channels to the user with the ACL rule %s (ACL SETUSER %s %s, and in the ACL file)",
+					naming.ReleaseChannelsRule, group.Username(node), naming.ReleaseChannelsRule)
+			}
+			settle(node, Finding{CheckNotifications, SeverityWarn, fmt.Sprintf("%v: %s%s", err, fallback, advice)})
+		},
+	})
+	close(ready)
+	timer := time.NewTimer(dialTimeout)
+	select {
+	case <-settled:
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	timer.Stop()
+	subscriber.Close()
+	for node := range findings {
+		settle(node, Finding{CheckNotifications, SeverityWarn, fmt.Sprintf(
+			"the subscription to %s was not confirmed within %v; the notifications cannot be checked", channel, dialTimeout)})
+	}
+	return findings
+}
+
+// compareRunIDs adds the run_id finding to every reachable node's report:
+// a failure for each address whose server another address also reaches.
+func compareRunIDs(reports []NodeReport) {
+	byRunID := make(map[string][]string)
+	for _, report := range reports {
+		if report.RunID != "" {
+			byRunID[report.RunID] = append(byRunID[report.RunID], report.Address)
+		}
+	}
+	for i := range reports {
+		report := &reports[i]
+		if len(report.Findings) == 0 || report.Findings[0].Severity == SeverityFail {
+			continue // unreachable
+		}
+		var finding Finding
+		switch others := byRunID[report.RunID]; {
+		case report.RunID == "":
+			finding = Finding{CheckRunID, SeverityWarn, "the run_id is unknown, so a second address reaching the same server would go unnoticed"}
+		case len(others) > 1:
+			finding = Finding{CheckRunID, SeverityFail, fmt.Sprintf(
+				"the same server (run_id %s) is reached through %s: it would count more than once in a quorum; keep one address per server",
+				report.RunID, strings.Join(others, " and "))}
+		default:
+			finding = Finding{CheckRunID, SeverityOK, "a distinct server (run_id " + report.RunID + ")"}
+		}
+		report.Findings = insertFinding(report.Findings, finding)
+	}
+}
+
+// insertFinding places the run_id finding after the cluster check, to keep
+// the order of the Check constants.
+func insertFinding(findings []Finding, finding Finding) []Finding {
+	position := len(findings)
+	for i, existing := range findings {
+		if existing.Check == CheckPersistence {
+			position = i
+			break
+		}
+	}
+	findings = append(findings, Finding{})
+	copy(findings[position+1:], findings[position:])
+	findings[position] = finding
+	return findings
+}

@@ -1,0 +1,13 @@
+// Package naming holds the names that lockmux writes on the nodes and that
+// more than one package must spell alike: redlock, which writes them, and
+// the operations tools under it (doctor, inspect), which read them or tell
+// a user how to allow them. Each name is defined here and nowhere else.
+//
+// # Concurrency
+//
+// There is nothing to call: the package holds constants only.
+//
+// # Errors
+//
+// There is nothing to call, so nothing fails.
+package naming
