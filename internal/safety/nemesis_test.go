@@ -254,21 +254,31 @@ func (n *nemesis) loading() {
 	what := "F22 LOADING"
 	n.begin(what, i)
 	count := fmt.Sprint(fillerKeys)
+	// Rewrite the AOF first: the node loads every command it logged since
+	// the last rewrite at the same delay per command, and the writes of a
+	// long run alone can outlast the restart's wait.
+	n.rewriteAOF(i)
 	n.command(i, "", "EVAL", "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'filler:' .. i, 'x') end", "0", count)
 	n.cluster.nodes[i].Kill9()
 	n.cluster.nodes[i].Restart(n.t) // returns once loading is over
 	n.command(i, "", "EVAL", "for i = 1, tonumber(ARGV[1]) do redis.call('DEL', 'filler:' .. i) end", "0", count)
 	// Rewrite the AOF so that later restarts do not load the fillers again.
-	n.command(i, "", "BGREWRITEAOF")
+	n.rewriteAOF(i)
+	n.heal(what, i)
+}
+
+// rewriteAOF rewrites node i's append-only file and waits, a bounded
+// time, until the rewrite is over.
+func (n *nemesis) rewriteAOF(i int) {
+	n.command(i, "ERR Background append only file rewriting already in progress", "BGREWRITEAOF")
 	for range 500 {
 		reply, err := safety.Command(context.Background(), n.cluster.nodes[i].Addr(), "INFO", "persistence")
 		if err == nil && strings.Contains(string(reply.Str), "aof_rewrite_in_progress:0") &&
 			strings.Contains(string(reply.Str), "aof_rewrite_scheduled:0") {
-			break
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polling a server's state, bounded
 	}
-	n.heal(what, i)
 }
 
 func (n *nemesis) busy() {
