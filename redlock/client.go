@@ -207,7 +207,9 @@ func (c *Client) Addresses() []string {
 //
 // Releases still in flight when Close is called (an Unlock that returned
 // on a quorum while a slower node had not answered yet) are given up to
-// one node timeout to be answered; those that could not be confirmed are
+// one node timeout to be answered, and a release queued behind a dial in
+// progress also waits for that dial, within the dial timeout; those that
+// could not be confirmed are
 // reported to the observer (OnNodeError, matching ErrReleaseUnconfirmed),
 // and Close returns an error matching ErrReleaseUnconfirmed. Their keys
 // end with their TTL.
