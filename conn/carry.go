@@ -17,13 +17,9 @@ type Unfinished struct {
 }
 
 // carryLocked queues a carried command that has no owner, to be written on
-// the next connection, and makes sure the finisher will dial for it.
+// the next connection, and makes sure the finisher will dial for it (or
+// give it up, if its time has passed).
 func (c *Conn) carryLocked(entry pending) {
-	if !time.Now().Before(entry.until) {
-		c.unfinished = append(c.unfinished, Unfinished{Label: entry.label, Err: c.notConnectedLocked()})
-		c.ensureFinisherLocked()
-		return
-	}
 	c.pending.push(entry)
 	c.carried++
 	c.ensureFinisherLocked()
@@ -176,11 +172,16 @@ func (c *Conn) dropExpiredLocked() {
 		if entry.call != nil || !entry.carry || now.Before(entry.until) {
 			return true
 		}
-		c.carried--
-		c.unfinished = append(c.unfinished, Unfinished{Label: entry.label,
-			Err: fmt.Errorf("%w: not connected again before the command stopped mattering", c.notConnectedLocked())})
+		c.giveUpLocked(entry, fmt.Errorf("%w: not connected again before the command stopped mattering", c.notConnectedLocked()))
 		return false
 	})
+}
+
+// giveUpLocked counts a carried command, about to leave the queue, as
+// unfinished, for the report.
+func (c *Conn) giveUpLocked(entry *pending, err error) {
+	c.carried--
+	c.unfinished = append(c.unfinished, Unfinished{Label: entry.label, Err: err})
 }
 
 // takeUnfinishedLocked returns the unfinished commands not yet reported.

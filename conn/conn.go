@@ -48,10 +48,8 @@ type Conn struct {
 	spareBuffer   []byte           // the other write buffer, swapped in while writing
 	flushing      bool             // a caller is writing
 	reading       bool             // a caller is reading
-	readTurn      uint64           // counts the turns of reading, so that a late interruption misses
-	interrupted   bool             // the reader's context ended: its read deadline is not a timeout
 	refused       func(resp.Value) // Listen's handler of refused push commands, while it listens
-	readerDone    <-chan struct{}  // the Done channel of the context of the caller reading, if any
+	readerDone    <-chan struct{}  // the Done channel of the reader's context, if any: once closed, a timeout is not the server's
 	watchedDone   <-chan struct{}  // the Done channel whose end interrupts the reader (see readForLocked)
 	stopWatching  func() bool      // undoes the registration for watchedDone
 	earliest      time.Time        // the earliest deadline of the needed pending calls
@@ -337,8 +335,8 @@ func (c *Conn) Flush() {
 // when it completes: Close waits at most the dial timeout and the carried
 // commands' deadlines. Those that could not be finished are reported to
 // Options.OnUnfinished, and Close then returns an error matching
-// ErrUnfinished. Close waits for the
-// Conn's background goroutines to end. It is safe to call more than once.
+// ErrUnfinished. Close waits for the Conn's background goroutines to end.
+// It is safe to call more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.closed {

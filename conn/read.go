@@ -33,15 +33,12 @@ var errInterrupted = errors.New("conn: reading interrupted")
 // it: errInterrupted when the reader's context ended.
 func (c *Conn) readLocked(role readerRole, own *Call) error {
 	c.reading = true
-	c.readTurn++
-	c.interrupted = false // a flag left by an earlier turn is not this one's
 	defer c.handOffReadingLocked()
 	link := c.link
 	for link != nil {
-		if c.interrupted || isDone(c.readerDone) {
+		if isDone(c.readerDone) {
 			// The reader's context ended while a frame was being handled,
 			// or before its interruption could find it reading.
-			c.interrupted = false
 			return errInterrupted
 		}
 		if role == readerFinisher && !c.carriedDueLocked() {
@@ -67,10 +64,9 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				if c.interrupted {
-					// The bytes read so far stay buffered for the next
-					// reader.
-					c.interrupted = false
+				if isDone(c.readerDone) {
+					// Interrupted (see interruptReader): the bytes read so
+					// far stay buffered for the next reader.
 					return errInterrupted
 				}
 				if !c.overdueLocked(time.Now()) {
@@ -212,8 +208,6 @@ func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 		return
 	}
 	c.flushing, c.reading = true, true // nothing is written while it reads
-	c.readTurn++                       // no caller's interruption is meant for this turn
-	c.interrupted = false
 	defer func() { c.flushing = false; c.handOffReadingLocked() }()
 	for c.link == link && (until == nil || until.state == callQueued) && arrived() {
 		// A frame whose first bytes are here may still be arriving (a long
@@ -303,22 +297,12 @@ func (c *Conn) Listen(ctx context.Context, refused func(resp.Value)) error {
 	case c.reading:
 		return fmt.Errorf("conn: %s: %w: another caller is reading", c.name, ErrUnexpectedReply)
 	}
-	link := c.link
-	turn := c.readTurn + 1
-	stop := context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.link == link && c.reading && c.readTurn == turn {
-			c.interrupted = true
-			c.readDeadline = time.Unix(1, 0)
-			link.netConn.SetReadDeadline(c.readDeadline)
-		}
-	})
+	done := ctx.Done()
+	stop := context.AfterFunc(ctx, func() { c.interruptReader(done) })
 	defer stop()
-	c.refused = refused
+	c.refused, c.readerDone = refused, done
 	err := c.readLocked(readerListener, nil)
-	c.refused = nil
-	c.interrupted = false
+	c.refused, c.readerDone = nil, nil
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -387,8 +371,7 @@ func (c *Conn) failPendingLocked(err error) {
 			entry.command = append(entry.command[:0], entry.call.Command...)
 		}
 		if entry.carry && !keep {
-			c.carried--
-			c.unfinished = append(c.unfinished, Unfinished{Label: entry.label, Err: err})
+			c.giveUpLocked(entry, err)
 		}
 		if call := entry.call; call != nil {
 			entry.call = nil

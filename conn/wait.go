@@ -48,8 +48,8 @@ func (c *Conn) Wait(ctx context.Context, call *Call) {
 // waiting behind it, until call is done or ctx ends.
 //
 // A reader blocked in a system call is woken, when its context ends, by a
-// read deadline in the past (interrupted tells it that this is not the
-// server's timeout), set by a function registered with context.AfterFunc.
+// read deadline in the past (see interruptReader), set by a function
+// registered with context.AfterFunc.
 // A registration allocates, so the Conn keeps the last one: callers that
 // use one context for many calls, as a service does with a long-lived
 // context, register it once, and the fast path allocates nothing.
@@ -67,7 +67,9 @@ func (c *Conn) readForLocked(ctx context.Context, call *Call) {
 	c.readerDone = nil
 }
 
-// interruptReader wakes the reader whose context's Done channel is done.
+// interruptReader wakes the reader whose context's Done channel is done,
+// by a read deadline in the past: the reader tells that timeout from the
+// server's by its closed Done channel.
 func (c *Conn) interruptReader(done <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -75,7 +77,6 @@ func (c *Conn) interruptReader(done <-chan struct{}) {
 		c.watchedDone, c.stopWatching = nil, nil // it has run: a later use registers again
 	}
 	if c.reading && c.readerDone == done && c.link != nil {
-		c.interrupted = true
 		c.readDeadline = time.Unix(1, 0)
 		c.link.netConn.SetReadDeadline(c.readDeadline)
 	}

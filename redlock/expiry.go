@@ -111,7 +111,7 @@ func (m *Mutex) validAtReturn(generation uint64) bool {
 // dropEndedHold ends a hold that an attempt won but whose validity ended
 // before Lock or TryLock could return it: the attempt failed after all.
 // The keys are released on every node, without waiting (the release is
-// carried, see carryRelease), and the observer is told the hold was lost
+// carried, see buildRelease), and the observer is told the hold was lost
 // unless it was already. It returns the attempt's error, which matches
 // ErrNotAcquired, or nil when another goroutine unlocked the hold first
 // (see validAtReturn).
@@ -128,10 +128,7 @@ func (m *Mutex) dropEndedHold(generation uint64) error {
 	if !current {
 		return nil
 	}
-	m.round.SetEval(releaseLua, len(m.keys), 1)
-	m.appendKeys(m.round)
-	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
-	m.carryRelease(m.round)
+	m.buildRelease(nil)
 	c.group.Send(m.round, m.roundDeadline())
 	c.group.Discard(m.round)
 	now := c.options.Clock.Now()

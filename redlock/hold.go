@@ -42,17 +42,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	}
 	clock := c.options.Clock
 	start := clock.Now()
-	// EVAL, not EVALSHA: the release is carried to completion by the
-	// transport, even when nobody waits for it, and nobody would be there
-	// to answer NOSCRIPT. A replay carries the same identity, so the nodes
-	// announce one release.
+	// A replay carries the same identity, so the nodes announce one
+	// release.
 	var identity [releaseIdentityLength]byte
 	newReleaseIdentity(&identity)
-	m.round.SetEval(releaseLua, len(m.keys), 2)
-	m.appendKeys(m.round)
-	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
-	m.round.AppendBulk(identity[:])
-	m.carryRelease(m.round)
+	m.buildRelease(identity[:])
 	m.tally.reset(OperationUnlock, c.need)
 	c.group.Send(m.round, m.roundDeadline())
 	waitErr := c.group.Wait(ctx, m.round, &m.tally)
@@ -63,6 +57,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	m.reportNodeErrors()
 
 	var err error
+	misconfigured := c.misconfigured()
 	switch {
 	case !start.Before(until):
 		err = fmt.Errorf("%w: the validity of %q ended %v before the unlock", ErrLockLost, m.key, start.Sub(until))
@@ -70,10 +65,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		err = fmt.Errorf("redlock: unlock %q: %w: the release goes on unconfirmed: %w", m.key, waitErr, m.tally.quorumError(m.key, c.addresses, elapsed))
 	case m.tally.got < c.need:
 		err = m.tally.quorumError(m.key, c.addresses, elapsed)
-	case c.misconfigured() != nil:
+	case misconfigured != nil:
 		// A node that connected during the round showed that two
 		// addresses reach one server: the count cannot be trusted.
-		err = c.misconfigured()
+		err = misconfigured
 	}
 	c.stats.recordRelease(elapsed, err == nil)
 	if observer := c.options.Observer; observer != nil {
@@ -110,10 +105,10 @@ func (m *Mutex) Extend(ctx context.Context) error {
 		return err
 	}
 	if waitErr := m.client.group.Wait(ctx, s.round, &s.tally); waitErr != nil {
-		err := m.applyExtension(ctx, extension, s.round, &s.tally, false)
+		err := m.applyExtension(extension, s.round, &s.tally, false)
 		return fmt.Errorf("redlock: extend %q: %w: %w", m.key, waitErr, err)
 	}
-	return m.applyExtension(ctx, extension, s.round, &s.tally, false)
+	return m.applyExtension(extension, s.round, &s.tally, false)
 }
 
 // extension is an extension round in flight.
@@ -172,7 +167,7 @@ func (m *Mutex) prepareExtension(round *mux.Round, tally *tally, token *[MaxToke
 // extension before MaxHold) shortens the keys on every node that applies
 // it, so even when it fails the validity becomes the shorter of the two:
 // its nodes may have applied it without a reply in time.
-func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Round, tally *tally, automatic bool) error {
+func (m *Mutex) applyExtension(e extension, round *mux.Round, tally *tally, automatic bool) error {
 	c := m.client
 	end := c.options.Clock.Now()
 	elapsed := end.Sub(e.start)
@@ -180,11 +175,12 @@ func (m *Mutex) applyExtension(ctx context.Context, e extension, round *mux.Roun
 	remaining := validity(e.ttl, elapsed, c.options.DriftFactor)
 
 	var err error
+	misconfigured := c.misconfigured()
 	switch {
-	case c.misconfigured() != nil:
+	case misconfigured != nil:
 		// A node that connected during the round may have shown that two
 		// addresses reach one server: the count cannot be trusted.
-		err = c.misconfigured()
+		err = misconfigured
 	case tally.got >= c.need && end.Before(e.until) && remaining > 0:
 		// A release of this hold is queued behind the repair on every
 		// node, so the repair cannot bring back a key it removed.
@@ -293,7 +289,7 @@ func (s *extensionState) prepare(m *Mutex) {
 // startRenewal sends the automatic extension of the hold of the given
 // generation. It reports false when there is nothing to gather: the hold
 // ended, or cannot be extended any more (then its end is scheduled).
-func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
+func (m *Mutex) startRenewal(generation uint64) bool {
 	r := &m.renewal
 	r.prepare(m)
 	m.sending.RLock()
@@ -303,17 +299,11 @@ func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
 		m.client.group.Send(r.round, m.roundDeadline())
 	}
 	m.sending.RUnlock()
-	switch {
-	case err == nil:
-		return true
-	case err == ErrNotHeld:
-		return false // the hold ended
-	default:
-		// Expired, MaxHold reached, or the Client closed: nothing more to
-		// renew. The timer of the hold's end ends it, a loss margin before
-		// its validity, or Client.Close did.
-		return false
-	}
+	// Otherwise the hold ended (ErrNotHeld), or it expired, reached
+	// MaxHold or its Client closed: nothing more to renew. The timer of the
+	// hold's end ends it, a loss margin before its validity, or
+	// Client.Close did.
+	return err == nil
 }
 
 // finishRenewal gathers the replies of an automatic extension and
@@ -324,7 +314,7 @@ func (m *Mutex) startRenewal(ctx context.Context, generation uint64) bool {
 func (m *Mutex) finishRenewal(generation uint64) {
 	r := &m.renewal
 	m.client.group.Wait(context.Background(), r.round, &r.tally)
-	err := m.applyExtension(context.Background(), r.extension, r.round, &r.tally, true)
+	err := m.applyExtension(r.extension, r.round, &r.tally, true)
 	c := m.client
 	now := c.options.Clock.Now()
 	m.mu.Lock()

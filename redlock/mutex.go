@@ -317,11 +317,24 @@ func (m *Mutex) releaseCarriedUntil() time.Time {
 	return time.Now().Add(m.options.TTL + drift(m.options.TTL, c.options.DriftFactor) + c.options.NodeTimeout)
 }
 
-// carryRelease marks the release written into round as carried
-// (mux.Round.Carry): it is finished by the transport, whoever waits for
-// it, and sent again after a reconnection.
-func (m *Mutex) carryRelease(round *mux.Round) {
-	round.Carry(m.releaseCarriedUntil(), m.key)
+// buildRelease writes the release of the hold's keys, with its token, into
+// m.round: an EVAL, not an EVALSHA, since the release is carried
+// (mux.Round.Carry), finished by the transport whoever waits for it and
+// sent again after a reconnection, and nobody would be there to answer
+// NOSCRIPT. With an identity the nodes announce the release under it;
+// without one (the clean-up after a failed attempt) they announce nothing.
+func (m *Mutex) buildRelease(identity []byte) {
+	arguments := 1
+	if identity != nil {
+		arguments = 2
+	}
+	m.round.SetEval(releaseLua, len(m.keys), arguments)
+	m.appendKeys(m.round)
+	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
+	if identity != nil {
+		m.round.AppendBulk(identity)
+	}
+	m.round.Carry(m.releaseCarriedUntil(), m.key)
 }
 
 // attempt runs one acquisition: one round, two with fencing, and a
@@ -447,10 +460,7 @@ func (m *Mutex) releaseAfterFailure() {
 	// could not be answered with the fallback. Without a release identity,
 	// it announces nothing: waking the waiters for a lock nobody held would
 	// only make them collide again.
-	m.round.SetEval(releaseLua, len(m.keys), 1)
-	m.appendKeys(m.round)
-	m.round.AppendBulk(m.tokenBytes[:m.tokenSize])
-	m.carryRelease(m.round)
+	m.buildRelease(nil)
 	for i := range m.tally.nodes {
 		if !m.tally.mayHoldKey(i) {
 			m.round.Skip(i)

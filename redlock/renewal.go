@@ -100,7 +100,7 @@ func (r *renewer) run(ctx context.Context) {
 		}
 		r.mu.Unlock()
 		if len(due) > 0 {
-			r.serve(ctx, due)
+			r.serve(due)
 			continue
 		}
 		timer.Reset(wait)
@@ -116,10 +116,10 @@ func (r *renewer) run(ctx context.Context) {
 
 // serve sends every extension that came due at once, then gathers their
 // replies.
-func (r *renewer) serve(ctx context.Context, due []renewal) {
+func (r *renewer) serve(due []renewal) {
 	sent := due[:0]
 	for _, event := range due {
-		if event.mutex.startRenewal(ctx, event.generation) {
+		if event.mutex.startRenewal(event.generation) {
 			sent = append(sent, event)
 		}
 	}
