@@ -11,15 +11,8 @@ import (
 	"github.com/lockmux/lockmux/mux"
 )
 
-// The scripts every connection loads when it connects.
-var (
-	releaseLua      = newScript(releaseScript)
-	extendLua       = newScript(extendScript)
-	acquireMultiLua = newScript(acquireMultiScript)
-	checkLua        = newScript(checkScript)
-)
-
-// allScripts are loaded by every connection when it connects.
+// allScripts are loaded by every connection when it connects: the
+// scripts of the protocol table sent by their SHA1.
 var allScripts = []*mux.Script{releaseLua, extendLua, acquireMultiLua, checkLua, acquireFencedLua, commitFenceLua}
 
 // Client holds the connections to N independent Redis masters and makes
@@ -113,9 +106,10 @@ func (c *Client) recordRunID(address, runID string) {
 	}
 }
 
-// misconfigured returns the error that keeps the Client from counting a
-// quorum honestly, or nil.
-func (c *Client) misconfigured() error {
+// usable returns why the Client cannot run an operation, or count a
+// round it ran, honestly: it was closed (ErrClosed), or two addresses
+// reach one server (ErrDuplicateNode). It returns nil otherwise.
+func (c *Client) usable() error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
@@ -150,9 +144,9 @@ func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn fu
 	holdCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// Set before the hold starts, so that no loss goes unseen.
-	m.mu.Lock()
-	m.onLost = cancel
-	m.mu.Unlock()
+	m.hold.mu.Lock()
+	m.hold.onLost = cancel
+	m.hold.mu.Unlock()
 	if err := m.Lock(ctx); err != nil {
 		return err
 	}

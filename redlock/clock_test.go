@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// manualClock is a Clock that moves only when told to. Its readings carry
+var _ clock = (*manualClock)(nil)
+
+// manualClock is a clock that moves only when told to. Its readings carry
 // the monotonic reading of the moment it was made, plus the time advanced,
 // so they compare and subtract like real readings. It is safe for concurrent
 // use.
@@ -42,7 +44,6 @@ func (c *manualClock) Advance(d time.Duration) {
 
 func TestManualClock(t *testing.T) {
 	clock := newManualClock()
-	var _ Clock = clock
 	start := clock.Now()
 	assert.Equal(t, start, clock.Now(), "the clock moves only when advanced")
 

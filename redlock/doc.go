@@ -63,9 +63,8 @@
 // earlier such extension. A repair sets every key of the hold again with
 // its token and the extension's TTL, unless one of them holds another
 // token; it is not awaited. A node that never gave the hold its vote gets
-// no key from it. Timers wait in real time; every deadline is a reading
-// of Options.Clock, and a timer is set for the time left by that clock and
-// reads it again when it fires.
+// no key from it. Every deadline is a reading of the monotonic clock
+// (time.Now).
 //
 // Lock and TryLock check the validity of the hold they won as their last
 // step, after the observers have run: a hold whose validity ended by then
@@ -124,14 +123,14 @@
 // waiting between attempts, for a release or for its turn returns at once
 // with an error matching ErrClosed. An Observer is called synchronously on
 // the goroutine of the operation it reports, so it must be fast and safe
-// for concurrent use. A Clock must be safe for concurrent use.
+// for concurrent use.
 //
 // # Errors
 //
 // A failed acquisition or resumption matches ErrNotAcquired, and a release,
 // extension or renewal that cannot prove the hold matches ErrLockLost, both
 // through errors.Is. When the nodes did not reach a quorum, the error is a
-// *QuorumError with one NodeError per node (acquired, held by another,
+// *QuorumError with one NodeResult per node (confirmed, held by another,
 // missing or expired, error, timeout, not sent, with its latency); it
 // unwraps to the nodes' errors, so that errors.Is and errors.As see the
 // server errors and timeouts behind it. When too many nodes failed for a

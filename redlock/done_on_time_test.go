@@ -107,7 +107,7 @@ func TestResumedHoldIsRenewedBeforeItsValidityEnds(t *testing.T) {
 // acquirer's.
 func TestResumedHoldValidityFollowsTheRemainingTTL(t *testing.T) {
 	clock := newManualClock() // both holds start at the same reading
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{Clock: clock})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock})
 	first := client.NewMutex("k", MutexOptions{TTL: time.Minute})
 	require.NoError(t, first.Lock(context.Background()))
 
@@ -333,7 +333,7 @@ func TestLockNeverReturnsAHoldWhoseValidityEnded(t *testing.T) {
 		t.Run(test.name, func(t *testing.T) {
 			clock := newManualClock()
 			observer := &advancingObserver{clock: clock, by: ttl}
-			client := startCluster(t, 3, redistest.Options{}).client(t, Options{Clock: clock, Observer: observer,
+			client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock, Observer: observer,
 				RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond})
 			m := client.NewMutex("k", MutexOptions{TTL: ttl, MaxTries: test.maxTries})
 			var err error

@@ -49,6 +49,18 @@ var (
 	// same server (the same run_id): it would count twice in a quorum.
 	ErrDuplicateNode = errors.New("redlock: two addresses reach the same server")
 
+	// ErrNotHeld is returned by Unlock and Extend on a Mutex that is not
+	// held.
+	ErrNotHeld = errors.New("redlock: mutex not held")
+
+	// errHeldLocally is returned by TryLock while another goroutine of
+	// this process holds the Mutex or is acquiring it.
+	errHeldLocally = fmt.Errorf("%w: held by another goroutine of this process", ErrNotAcquired)
+
+	// errMaxHold is returned by Extend when the hold has lasted
+	// MutexOptions.MaxHold.
+	errMaxHold = fmt.Errorf("%w: the hold reached MutexOptions.MaxHold", ErrLockLost)
+
 	// errClientClosed ends the holds of a Client that is closed: nothing
 	// renews them or watches their validity any more. It matches
 	// ErrLockLost and ErrClosed.
@@ -156,9 +168,9 @@ type Outcome uint8
 
 // The outcomes of one node.
 const (
-	// OutcomeAcquired means the node confirmed the operation: the key was
+	// OutcomeConfirmed means the node confirmed the operation: the key was
 	// set, extended or released.
-	OutcomeAcquired Outcome = iota
+	OutcomeConfirmed Outcome = iota
 	// OutcomeHeld means the key is held by another token.
 	OutcomeHeld
 	// OutcomeMissing means the key is missing or has expired.
@@ -173,12 +185,12 @@ const (
 	OutcomeNotSent
 )
 
-// String returns the outcome's short name: "acquired", "held", "missing",
+// String returns the outcome's short name: "confirmed", "held", "missing",
 // "error", "timeout" or "not sent".
 func (o Outcome) String() string {
 	switch o {
-	case OutcomeAcquired:
-		return "acquired"
+	case OutcomeConfirmed:
+		return "confirmed"
 	case OutcomeHeld:
 		return "held"
 	case OutcomeMissing:
@@ -193,15 +205,15 @@ func (o Outcome) String() string {
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// NodeError is one node's part in an operation: its outcome, the error it
+// NodeResult is one node's part in an operation: its outcome, the error it
 // answered or the transport error, and how long it took.
-type NodeError struct {
+type NodeResult struct {
 	// Address is the node's address as configured.
 	Address string
 	// Outcome is what the node answered.
 	Outcome Outcome
 	// Err is the server's error reply or the transport error, when there
-	// was one. It is nil for the outcomes acquired, held and missing.
+	// was one. It is nil for the outcomes confirmed, held and missing.
 	Err error
 	// Latency is the time from sending the command to its reply, or to the
 	// moment the client gave up waiting.
@@ -210,7 +222,7 @@ type NodeError struct {
 
 // Error returns "redlock: node ADDRESS: DESCRIPTION", for example
 // "redlock: node 127.0.0.1:6379: timeout after 50ms".
-func (e *NodeError) Error() string {
+func (e *NodeResult) Error() string {
 	var b strings.Builder
 	b.WriteString("redlock: node ")
 	e.describe(&b)
@@ -218,14 +230,14 @@ func (e *NodeError) Error() string {
 }
 
 // Unwrap returns Err.
-func (e *NodeError) Unwrap() error { return e.Err }
+func (e *NodeResult) Unwrap() error { return e.Err }
 
 // describe writes "ADDRESS: DESCRIPTION" to b.
-func (e *NodeError) describe(b *strings.Builder) {
+func (e *NodeResult) describe(b *strings.Builder) {
 	b.WriteString(e.Address)
 	b.WriteString(": ")
 	switch e.Outcome {
-	case OutcomeAcquired:
+	case OutcomeConfirmed:
 		b.WriteString("confirmed")
 	case OutcomeHeld:
 		b.WriteString("held by another")
@@ -263,7 +275,7 @@ type QuorumError struct {
 	Got, Need int
 	// Nodes holds one entry per node, in the order of the configured
 	// addresses.
-	Nodes []NodeError
+	Nodes []NodeResult
 	// Elapsed is the time the operation took, from its first send to its
 	// last reply or timeout.
 	Elapsed time.Duration
@@ -294,7 +306,7 @@ func (e *QuorumError) Error() string {
 	first := true
 	for i := range e.Nodes {
 		node := &e.Nodes[i]
-		if node.Outcome == OutcomeAcquired {
+		if node.Outcome == OutcomeConfirmed {
 			continue
 		}
 		if first {
@@ -326,7 +338,7 @@ func (e *QuorumError) Is(target error) bool {
 	return false
 }
 
-// Unwrap returns a *NodeError for each node whose entry carries an error,
+// Unwrap returns a *NodeResult for each node whose entry carries an error,
 // so that errors.Is and errors.As reach the nodes' errors.
 func (e *QuorumError) Unwrap() []error {
 	var errs []error

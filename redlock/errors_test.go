@@ -22,8 +22,8 @@ func (e *testServerError) Error() string { return e.message }
 func TestQuorumErrorMatching(t *testing.T) {
 	timeout := fmt.Errorf("read: %w", os.ErrDeadlineExceeded)
 	wrongType := &testServerError{message: "WRONGTYPE Operation against a key holding the wrong kind of value"}
-	nodes := []NodeError{
-		{Address: "127.0.0.1:1", Outcome: OutcomeAcquired, Latency: time.Millisecond},
+	nodes := []NodeResult{
+		{Address: "127.0.0.1:1", Outcome: OutcomeConfirmed, Latency: time.Millisecond},
 		{Address: "127.0.0.1:2", Outcome: OutcomeTimeout, Err: timeout, Latency: 50 * time.Millisecond},
 		{Address: "127.0.0.1:3", Outcome: OutcomeError, Err: fmt.Errorf("%w: %w", ErrConfig, wrongType)},
 	}
@@ -32,7 +32,7 @@ func TestQuorumErrorMatching(t *testing.T) {
 		name        string
 		operation   Operation
 		unreachable bool
-		nodes       []NodeError
+		nodes       []NodeResult
 		matches     []error
 	}{
 		{name: "lock", operation: OperationLock, nodes: nodes, matches: []error{ErrNotAcquired, ErrConfig, os.ErrDeadlineExceeded}},
@@ -41,8 +41,8 @@ func TestQuorumErrorMatching(t *testing.T) {
 		{name: "unlock", operation: OperationUnlock, nodes: nodes, matches: []error{ErrLockLost, ErrConfig, os.ErrDeadlineExceeded}},
 		{name: "lock unreachable", operation: OperationLock, unreachable: true, nodes: nodes, matches: []error{ErrNotAcquired, ErrQuorumUnreachable, ErrConfig, os.ErrDeadlineExceeded}},
 		{name: "unlock unreachable", operation: OperationUnlock, unreachable: true, nodes: nodes, matches: []error{ErrLockLost, ErrQuorumUnreachable, ErrConfig, os.ErrDeadlineExceeded}},
-		{name: "refusals only", operation: OperationLock, nodes: []NodeError{{Address: "a", Outcome: OutcomeHeld}, {Address: "b", Outcome: OutcomeMissing}}, matches: []error{ErrNotAcquired}},
-		{name: "context error of a node", operation: OperationExtend, nodes: []NodeError{{Address: "a", Outcome: OutcomeNotSent, Err: context.Canceled}}, matches: []error{ErrLockLost, context.Canceled}},
+		{name: "refusals only", operation: OperationLock, nodes: []NodeResult{{Address: "a", Outcome: OutcomeHeld}, {Address: "b", Outcome: OutcomeMissing}}, matches: []error{ErrNotAcquired}},
+		{name: "context error of a node", operation: OperationExtend, nodes: []NodeResult{{Address: "a", Outcome: OutcomeNotSent, Err: context.Canceled}}, matches: []error{ErrLockLost, context.Canceled}},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
@@ -61,8 +61,8 @@ func TestQuorumErrorMatching(t *testing.T) {
 			require.True(t, errors.As(wrapped, &quorumError))
 			assert.Equal(t, test.operation, quorumError.Operation)
 
-			var nodeError *NodeError
-			assert.Equal(t, len(quorumError.Unwrap()) > 0, errors.As(err, &nodeError))
+			var nodeResult *NodeResult
+			assert.Equal(t, len(quorumError.Unwrap()) > 0, errors.As(err, &nodeResult))
 			var serverError *testServerError
 			assert.Equal(t, errors.Is(err, ErrConfig), errors.As(err, &serverError))
 			if serverError != nil {
@@ -73,8 +73,8 @@ func TestQuorumErrorMatching(t *testing.T) {
 }
 
 func TestQuorumErrorUnwrap(t *testing.T) {
-	err := &QuorumError{Nodes: []NodeError{
-		{Address: "a", Outcome: OutcomeAcquired},
+	err := &QuorumError{Nodes: []NodeResult{
+		{Address: "a", Outcome: OutcomeConfirmed},
 		{Address: "b", Outcome: OutcomeError, Err: io.ErrUnexpectedEOF},
 		{Address: "c", Outcome: OutcomeHeld},
 		{Address: "d", Outcome: OutcomeTimeout, Err: os.ErrDeadlineExceeded},
@@ -94,19 +94,19 @@ func TestQuorumErrorMessage(t *testing.T) {
 	}{
 		{
 			name: "lock",
-			err: &QuorumError{Operation: OperationLock, Key: "orders:1", Got: 2, Need: 3, Nodes: []NodeError{
+			err: &QuorumError{Operation: OperationLock, Key: "orders:1", Got: 2, Need: 3, Nodes: []NodeResult{
 				{Address: "127.0.0.1:1", Outcome: OutcomeHeld, Latency: time.Millisecond},
 				{Address: "127.0.0.1:2", Outcome: OutcomeTimeout, Err: os.ErrDeadlineExceeded, Latency: 50*time.Millisecond + 123456},
-				{Address: "127.0.0.1:3", Outcome: OutcomeAcquired},
-				{Address: "127.0.0.1:4", Outcome: OutcomeAcquired},
+				{Address: "127.0.0.1:3", Outcome: OutcomeConfirmed},
+				{Address: "127.0.0.1:4", Outcome: OutcomeConfirmed},
 				{Address: "127.0.0.1:5", Outcome: OutcomeMissing},
 			}},
 			want: `redlock: lock "orders:1" not acquired: 2 of 5 nodes, need 3 (127.0.0.1:1: held by another; 127.0.0.1:2: timeout after 50.123ms; 127.0.0.1:5: missing or expired)`,
 		},
 		{
 			name: "extend unreachable",
-			err: &QuorumError{Operation: OperationExtend, Key: "a\"b", Got: 1, Need: 2, Unreachable: true, Nodes: []NodeError{
-				{Address: "n1", Outcome: OutcomeAcquired},
+			err: &QuorumError{Operation: OperationExtend, Key: "a\"b", Got: 1, Need: 2, Unreachable: true, Nodes: []NodeResult{
+				{Address: "n1", Outcome: OutcomeConfirmed},
 				{Address: "n2", Outcome: OutcomeError, Err: &testServerError{message: "LOADING Redis is loading the dataset in memory"}},
 				{Address: "n3", Outcome: OutcomeNotSent, Err: errors.New("conn: not connected")},
 			}},
@@ -114,12 +114,12 @@ func TestQuorumErrorMessage(t *testing.T) {
 		},
 		{
 			name: "unlock without details",
-			err:  &QuorumError{Operation: OperationUnlock, Key: "k", Got: 1, Need: 1, Nodes: []NodeError{{Address: "n1", Outcome: OutcomeAcquired}}},
+			err:  &QuorumError{Operation: OperationUnlock, Key: "k", Got: 1, Need: 1, Nodes: []NodeResult{{Address: "n1", Outcome: OutcomeConfirmed}}},
 			want: `redlock: lock "k" not released: 1 of 1 nodes, need 1`,
 		},
 		{
 			name: "resume with an error outcome and no error",
-			err:  &QuorumError{Operation: OperationResume, Key: "k", Need: 1, Nodes: []NodeError{{Address: "n1", Outcome: OutcomeError}, {Address: "n2", Outcome: OutcomeNotSent}}},
+			err:  &QuorumError{Operation: OperationResume, Key: "k", Need: 1, Nodes: []NodeResult{{Address: "n1", Outcome: OutcomeError}, {Address: "n2", Outcome: OutcomeNotSent}}},
 			want: `redlock: lock "k" not resumed: 0 of 2 nodes, need 1 (n1: error; n2: not sent)`,
 		},
 	}
@@ -131,11 +131,11 @@ func TestQuorumErrorMessage(t *testing.T) {
 }
 
 func TestNodeErrorMessage(t *testing.T) {
-	err := &NodeError{Address: "10.0.0.1:6379", Outcome: OutcomeTimeout, Err: os.ErrDeadlineExceeded, Latency: 50 * time.Millisecond}
+	err := &NodeResult{Address: "10.0.0.1:6379", Outcome: OutcomeTimeout, Err: os.ErrDeadlineExceeded, Latency: 50 * time.Millisecond}
 	assert.Equal(t, "redlock: node 10.0.0.1:6379: timeout after 50ms", err.Error())
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
 
-	confirmed := &NodeError{Address: "n", Outcome: OutcomeAcquired}
+	confirmed := &NodeResult{Address: "n", Outcome: OutcomeConfirmed}
 	assert.Equal(t, "redlock: node n: confirmed", confirmed.Error())
 	assert.NoError(t, confirmed.Unwrap())
 }
@@ -152,7 +152,7 @@ func TestOperationAndOutcomeNames(t *testing.T) {
 		{name: "resume", got: OperationResume, want: "resume"},
 		{name: "subscribe", got: OperationSubscribe, want: "subscribe"},
 		{name: "unknown operation", got: Operation(9), want: "Operation(9)"},
-		{name: "acquired", got: OutcomeAcquired, want: "acquired"},
+		{name: "confirmed", got: OutcomeConfirmed, want: "confirmed"},
 		{name: "held", got: OutcomeHeld, want: "held"},
 		{name: "missing", got: OutcomeMissing, want: "missing"},
 		{name: "error", got: OutcomeError, want: "error"},

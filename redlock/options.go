@@ -11,18 +11,18 @@ import (
 
 // Defaults of Options. A zero field of Options means its default.
 const (
-	// DefaultDialTimeout bounds one dial to a node with its handshake.
-	DefaultDialTimeout = mux.DefaultDialTimeout
+	// defaultDialTimeout bounds one dial to a node with its handshake.
+	defaultDialTimeout = mux.DefaultDialTimeout
 	// DefaultNodeTimeout bounds the wait for one node's reply within a
 	// round.
 	DefaultNodeTimeout = 50 * time.Millisecond
-	// DefaultDriftFactor is the fraction of the TTL allowed for clock drift
+	// defaultDriftFactor is the fraction of the TTL allowed for clock drift
 	// between the client and the nodes.
-	DefaultDriftFactor = 0.01
-	// DefaultRetryDelayMin and DefaultRetryDelayMax bound the retry delay
+	defaultDriftFactor = 0.01
+	// defaultRetryDelayMin and defaultRetryDelayMax bound the retry delay
 	// of a blocked Lock (see Options.RetryDelayMin).
-	DefaultRetryDelayMin = 10 * time.Millisecond
-	DefaultRetryDelayMax = 60 * time.Millisecond
+	defaultRetryDelayMin = 10 * time.Millisecond
+	defaultRetryDelayMax = 60 * time.Millisecond
 	// DefaultClientName is the connection name the nodes show in CLIENT
 	// LIST.
 	DefaultClientName = "lockmux"
@@ -72,7 +72,7 @@ type Options struct {
 	TLSConfig *tls.Config
 
 	// DialTimeout bounds one dial to a node with its handshake. Zero means
-	// DefaultDialTimeout (2 s); negative is invalid.
+	// defaultDialTimeout (2 s); negative is invalid.
 	DialTimeout time.Duration
 
 	// NodeTimeout bounds the wait for one node's reply within a round: it
@@ -88,7 +88,7 @@ type Options struct {
 
 	// DriftFactor is the fraction of the TTL allowed for the clock drift
 	// between the client and the nodes: the validity of a hold is ttl −
-	// elapsed − (ttl·DriftFactor + 2 ms). Zero means DefaultDriftFactor
+	// elapsed − (ttl·DriftFactor + 2 ms). Zero means defaultDriftFactor
 	// (0.01); it must be finite, not negative and below 1.
 	DriftFactor float64
 
@@ -113,8 +113,8 @@ type Options struct {
 	//
 	// A Lock whose round found so many nodes down that no attempt could win
 	// dials them and tries once more, without a delay, as soon as they are
-	// connected or failed. Zero means DefaultRetryDelayMin (10 ms) and
-	// DefaultRetryDelayMax (60 ms). When only one bound is set and it falls
+	// connected or failed. Zero means defaultRetryDelayMin (10 ms) and
+	// defaultRetryDelayMax (60 ms). When only one bound is set and it falls
 	// outside the default range, the other bound takes its value. Negative
 	// values, or a minimum above the maximum, are invalid. A MutexOptions
 	// may override both.
@@ -134,13 +134,13 @@ type Options struct {
 	// It must consist of printable ASCII characters other than space.
 	ClientName string
 
-	// Clock tells the time for all elapsed-time and validity computations
+	// clock tells the time for all elapsed-time and validity computations
 	// and for the schedule of renewals and of the ends of holds. Nil means
-	// the real clock (time.Now, with its monotonic reading); tests set a
-	// Clock to move time by hand. Timers still wait in real time: a timer
-	// is set for the time left by Clock, and whatever it wakes reads Clock
-	// again before it acts.
-	Clock Clock
+	// the real clock (time.Now, with its monotonic reading); the package's
+	// tests set one to move time by hand. Timers still wait in real time:
+	// a timer is set for the time left by the clock, and whatever it wakes
+	// reads the clock again before it acts.
+	clock clock
 }
 
 // MutexOptions configures one Mutex. The zero value is usable: every zero
@@ -201,7 +201,7 @@ type MutexOptions struct {
 	// is the TTL a quorum of nodes has left, less the drift allowance of
 	// that remaining TTL (not of this TTL option, which only sets the TTL
 	// of its extensions). Empty means a new random token for each
-	// acquisition. When set, it must be at most MaxTokenLength bytes of
+	// acquisition. When set, it must be at most maxTokenLength bytes of
 	// printable ASCII characters other than space.
 	Token string
 
@@ -226,16 +226,16 @@ func (o Options) withDefaults() (Options, error) {
 		return o, invalidOption("Options.Protocol", o.Protocol, "is not 0, 2 or 3")
 	}
 	if o.DialTimeout == 0 {
-		o.DialTimeout = DefaultDialTimeout
+		o.DialTimeout = defaultDialTimeout
 	}
 	if o.NodeTimeout == 0 {
 		o.NodeTimeout = DefaultNodeTimeout
 	}
 	if o.DriftFactor == 0 {
-		o.DriftFactor = DefaultDriftFactor
+		o.DriftFactor = defaultDriftFactor
 	}
 	var err error
-	o.RetryDelayMin, o.RetryDelayMax, err = retryDelays("Options", o.RetryDelayMin, o.RetryDelayMax, DefaultRetryDelayMin, DefaultRetryDelayMax)
+	o.RetryDelayMin, o.RetryDelayMax, err = retryDelays("Options", o.RetryDelayMin, o.RetryDelayMax, defaultRetryDelayMin, defaultRetryDelayMax)
 	if err != nil {
 		return o, err
 	}
@@ -247,8 +247,8 @@ func (o Options) withDefaults() (Options, error) {
 			return o, invalidOption("Options.ClientName", o.ClientName, "holds a space or a character that is not printable ASCII")
 		}
 	}
-	if o.Clock == nil {
-		o.Clock = realClock{}
+	if o.clock == nil {
+		o.clock = realClock{}
 	}
 	return o, nil
 }
@@ -291,7 +291,7 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 	}
 	if o.Token != "" && !validToken(o.Token) {
 		// The token is not quoted: whoever knows it can release the lock.
-		return o, fmt.Errorf("%w: MutexOptions.Token of %d bytes is longer than MaxTokenLength or holds a space or a character that is not printable ASCII", ErrInvalidOptions, len(o.Token))
+		return o, fmt.Errorf("%w: MutexOptions.Token of %d bytes is longer than maxTokenLength or holds a space or a character that is not printable ASCII", ErrInvalidOptions, len(o.Token))
 	}
 	if o.Token != "" && o.Fencing {
 		// A resumed hold cannot learn the fence its first holder committed.

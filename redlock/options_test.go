@@ -13,22 +13,22 @@ import (
 func TestOptionsDefaults(t *testing.T) {
 	options, err := Options{}.withDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, DefaultDialTimeout, options.DialTimeout)
+	assert.Equal(t, defaultDialTimeout, options.DialTimeout)
 	assert.Equal(t, DefaultNodeTimeout, options.NodeTimeout)
-	assert.Equal(t, DefaultDriftFactor, options.DriftFactor)
-	assert.Equal(t, DefaultRetryDelayMin, options.RetryDelayMin)
-	assert.Equal(t, DefaultRetryDelayMax, options.RetryDelayMax)
+	assert.Equal(t, defaultDriftFactor, options.DriftFactor)
+	assert.Equal(t, defaultRetryDelayMin, options.RetryDelayMin)
+	assert.Equal(t, defaultRetryDelayMax, options.RetryDelayMax)
 	assert.Equal(t, DefaultClientName, options.ClientName)
 	assert.Equal(t, ProtocolAuto, options.Protocol)
-	assert.Equal(t, realClock{}, options.Clock)
+	assert.Equal(t, realClock{}, options.clock)
 	assert.Nil(t, options.Observer)
 
 	mutexOptions, err := MutexOptions{}.withDefaults(options)
 	require.NoError(t, err)
 	assert.Equal(t, DefaultTTL, mutexOptions.TTL)
 	assert.Equal(t, DefaultMaxHold, mutexOptions.MaxHold)
-	assert.Equal(t, DefaultRetryDelayMin, mutexOptions.RetryDelayMin)
-	assert.Equal(t, DefaultRetryDelayMax, mutexOptions.RetryDelayMax)
+	assert.Equal(t, defaultRetryDelayMin, mutexOptions.RetryDelayMin)
+	assert.Equal(t, defaultRetryDelayMax, mutexOptions.RetryDelayMax)
 	assert.Zero(t, mutexOptions.MaxTries)
 	assert.Empty(t, mutexOptions.Token)
 	assert.Nil(t, mutexOptions.Keys)
@@ -44,14 +44,14 @@ func TestOptionsWithDefaults(t *testing.T) {
 	}{
 		{
 			name:    "values kept",
-			options: Options{DialTimeout: time.Second, NodeTimeout: 5 * time.Millisecond, DriftFactor: 0.05, Protocol: ProtocolRESP2, ClientName: "orders-service", Clock: clock},
+			options: Options{DialTimeout: time.Second, NodeTimeout: 5 * time.Millisecond, DriftFactor: 0.05, Protocol: ProtocolRESP2, ClientName: "orders-service", clock: clock},
 			check: func(t *testing.T, options Options) {
 				assert.Equal(t, time.Second, options.DialTimeout)
 				assert.Equal(t, 5*time.Millisecond, options.NodeTimeout)
 				assert.Equal(t, 0.05, options.DriftFactor)
 				assert.Equal(t, ProtocolRESP2, options.Protocol)
 				assert.Equal(t, "orders-service", options.ClientName)
-				assert.Same(t, clock, options.Clock)
+				assert.Same(t, clock, options.clock)
 			},
 		},
 		{
@@ -75,7 +75,7 @@ func TestOptionsWithDefaults(t *testing.T) {
 			options: Options{RetryDelayMin: 20 * time.Millisecond},
 			check: func(t *testing.T, options Options) {
 				assert.Equal(t, 20*time.Millisecond, options.RetryDelayMin)
-				assert.Equal(t, DefaultRetryDelayMax, options.RetryDelayMax)
+				assert.Equal(t, defaultRetryDelayMax, options.RetryDelayMax)
 			},
 		},
 		{
@@ -188,9 +188,9 @@ func TestMutexOptionsWithDefaults(t *testing.T) {
 		},
 		{
 			name:    "foreign token of the longest length",
-			options: MutexOptions{Token: strings.Repeat("A-z~!", MaxTokenLength/5) + "xyz"},
+			options: MutexOptions{Token: strings.Repeat("A-z~!", maxTokenLength/5) + "xyz"},
 			check: func(t *testing.T, options MutexOptions) {
-				assert.Len(t, options.Token, MaxTokenLength)
+				assert.Len(t, options.Token, maxTokenLength)
 			},
 		},
 		{
@@ -219,7 +219,7 @@ func TestMutexOptionsWithDefaults(t *testing.T) {
 		{name: "token with a space", options: MutexOptions{Token: "a b"}, err: "MutexOptions.Token of 3 bytes"},
 		{name: "token with a control character", options: MutexOptions{Token: "a\x00"}, err: "MutexOptions.Token"},
 		{name: "token with a non-ASCII character", options: MutexOptions{Token: "é"}, err: "MutexOptions.Token"},
-		{name: "token too long", options: MutexOptions{Token: strings.Repeat("a", MaxTokenLength+1)}, err: "MutexOptions.Token of 129 bytes"},
+		{name: "token too long", options: MutexOptions{Token: strings.Repeat("a", maxTokenLength+1)}, err: "MutexOptions.Token of 129 bytes"},
 		{name: "empty key", options: MutexOptions{Keys: []string{"a", ""}}, err: "MutexOptions.Keys[1] is empty"},
 		{name: "repeated key", options: MutexOptions{Keys: []string{"a", "b", "a"}}, err: `MutexOptions.Keys[2] "a" repeats Keys[0]`},
 	}

@@ -24,7 +24,7 @@ func TestRow2ExtendChecksValidityAndUpdatesUntil(t *testing.T) {
 	const ttl = time.Second
 	drift := ttl/100 + 2*time.Millisecond
 	clock := newStepClock(time.Millisecond)
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{Clock: clock})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock})
 	m := client.NewMutex("k", MutexOptions{TTL: ttl})
 	require.NoError(t, m.Lock(context.Background()))
 
@@ -46,7 +46,7 @@ func TestRow2ExtendChecksValidityAndUpdatesUntil(t *testing.T) {
 // validity alone, never by asking the nodes, which may still hold the key.
 func TestRow3ValidityIsLocal(t *testing.T) {
 	clock := newManualClock()
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{Clock: clock})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock})
 	m := client.NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(context.Background()))
 	token := m.Token()
@@ -74,7 +74,7 @@ func TestRow7AcquireDeadlineIsTheContext(t *testing.T) {
 			cancel()
 		}
 	}}
-	client := nodes.client(t, Options{Clock: clock, Observer: observer, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond})
+	client := nodes.client(t, Options{clock: clock, Observer: observer, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond})
 	err := client.NewMutex("k", MutexOptions{TTL: time.Second}).Lock(ctx)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Len(t, observer.acquires, attempts, "Lock tried until its context ended")
@@ -118,7 +118,7 @@ func TestRow12UnknownAnswersAreReleased(t *testing.T) {
 func TestRow14NoLockWithoutValidity(t *testing.T) {
 	const ttl = 100 * time.Millisecond
 	clock := newStepClock(ttl - ttl/100 - 2*time.Millisecond) // elapsed = ttl − drift: validity 0
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{Clock: clock})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock})
 	m := client.NewMutex("k", MutexOptions{TTL: ttl})
 	require.ErrorIs(t, m.TryLock(context.Background()), ErrNotAcquired)
 	assert.True(t, m.Until().IsZero())

@@ -85,7 +85,7 @@ func (r *renewer) add(event renewal) bool {
 func (r *renewer) run(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	clock := r.client.options.Clock
+	clock := r.client.options.clock
 	var due []renewal
 	for {
 		r.mu.Lock()
@@ -119,12 +119,18 @@ func (r *renewer) run(ctx context.Context) {
 func (r *renewer) serve(due []renewal) {
 	sent := due[:0]
 	for _, event := range due {
-		if event.mutex.startRenewal(event.generation) {
+		m := event.mutex
+		// An extension that cannot be sent means the hold ended
+		// (ErrNotHeld), expired, reached MaxHold or its Client closed:
+		// nothing more to renew. The timer of the hold's end ends it, a
+		// loss margin before its validity, or Client.Close did.
+		if e, err := m.sendExtension(&m.renewal, event.generation); err == nil {
+			m.renewal.inFlight = e
 			sent = append(sent, event)
 		}
 	}
 	for _, event := range sent {
-		event.mutex.finishRenewal(event.generation)
+		event.mutex.finishRenewal(event)
 	}
 }
 
@@ -138,4 +144,64 @@ func (r *renewer) close() {
 		cancel()
 	}
 	r.goroutines.Wait()
+}
+
+// finishRenewal gathers the replies of an automatic extension and
+// schedules the next one (see nextRenewal), sooner after a failure, at the
+// retry delay, as long as an attempt can still finish before the hold's end
+// is signalled. When none can, the hold is lost now, before its timer
+// fires, so that its holder stops as early as possible.
+func (m *Mutex) finishRenewal(event renewal) {
+	generation, e := event.generation, m.renewal.inFlight
+	m.gather(context.Background(), m.renewal.round)
+	err := m.applyExtension(e, m.renewal.round, true)
+	c := m.client
+	now := c.options.clock.Now()
+	h := &m.hold
+	h.mu.Lock()
+	current, until := h.currentLocked(generation) && !h.lost, h.until
+	h.mu.Unlock()
+	if !current {
+		return
+	}
+	var due time.Time
+	switch {
+	case err == nil && e.ttl < m.options.TTL:
+		// MaxHold cut this extension short: it was the last one, and the
+		// timer of the hold's end ends it.
+		return
+	case err == nil:
+		due = m.nextRenewal(now, until)
+	default:
+		latest := m.latestRenewal(until)
+		if latest.Before(now) {
+			m.signalLost(generation, err)
+			return
+		}
+		due = now.Add(m.retryDelay())
+		if latest.Before(due) {
+			due = latest
+		}
+	}
+	c.renewer.schedule(renewal{mutex: m, generation: generation, due: due})
+}
+
+// nextRenewal returns when the next automatic extension of a hold valid
+// until the given moment is due, by the Client's clock: a third of the TTL
+// after now, or sooner when the validity left is short (a resumed hold),
+// so that an extension that takes a whole node timeout still finishes
+// before the hold's end is signalled. It may be now.
+func (m *Mutex) nextRenewal(now, until time.Time) time.Time {
+	due := now.Add(m.options.TTL / 3)
+	if latest := m.latestRenewal(until); latest.Before(due) {
+		return latest
+	}
+	return due
+}
+
+// latestRenewal is the last moment at which an extension of a hold valid
+// until the given moment can start and, taking a whole node timeout,
+// finish before the hold's end is signalled, a loss margin before until.
+func (m *Mutex) latestRenewal(until time.Time) time.Time {
+	return until.Add(-m.lossMargin() - m.client.options.NodeTimeout)
 }

@@ -17,21 +17,20 @@ import (
 // goes on as an acquisition with the same token.
 func (m *Mutex) resume(ctx context.Context) (time.Duration, uint64) {
 	c := m.client
-	clock := c.options.Clock
+	clock := c.options.clock
 	start := clock.Now()
-	m.buildScript(m.round, checkLua, -1)
-	m.tally.reset(OperationResume, c.need)
-	c.group.Send(m.round, m.roundDeadline())
-	waitErr := c.group.Wait(ctx, m.round, &m.tally)
+	a := &m.acquisition
+	m.start(a.round, nodeCheck, a.token(), 0, nil)
+	waitErr := m.exchange(ctx, a.round)
 	end := clock.Now()
 	elapsed := end.Sub(start)
-	m.reportNodeErrors()
-	if m.tally.got < c.need || waitErr != nil || c.misconfigured() != nil {
+	tally := &a.round.tally
+	if tally.got < c.need || waitErr != nil || c.usable() != nil {
 		return elapsed, 0
 	}
-	remaining := m.remainingTTLs[:0]
-	for _, node := range m.tally.nodes {
-		if node.outcome == OutcomeAcquired {
+	remaining := a.remainingTTLs[:0]
+	for _, node := range tally.nodes {
+		if node.outcome == OutcomeConfirmed {
 			remaining = append(remaining, node.number)
 		}
 	}
@@ -39,13 +38,13 @@ func (m *Mutex) resume(ctx context.Context) (time.Duration, uint64) {
 	// A quorum holds the keys for at least the need-th longest TTL.
 	quorumTTL := time.Duration(remaining[len(remaining)-c.need]) * time.Millisecond
 	until := start.Add(validity(quorumTTL, 0, c.options.DriftFactor))
-	m.remainingTTLs = remaining
+	a.remainingTTLs = remaining
 	if !until.After(end) {
 		return elapsed, 0
 	}
 	c.stats.recordAcquire(elapsed, true)
-	got := m.tally.got // nothing of the tally is read once the hold starts
-	generation := m.startHold(start, until, 0)
+	got := tally.got // nothing of the tally is read once the hold starts
+	generation := m.startHold(start, until, 0, tally)
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Got: got, Need: c.need, Elapsed: elapsed, Validity: until.Sub(end)})
 	}

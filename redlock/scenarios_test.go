@@ -20,7 +20,7 @@ import (
 func TestD2RepliesHeldPastTTL(t *testing.T) {
 	ttl := time.Second
 	clock := newStepClock(ttl) // every round appears to take the whole TTL
-	client := startCluster(t, 5, redistest.Options{}).client(t, Options{Clock: clock})
+	client := startCluster(t, 5, redistest.Options{}).client(t, Options{clock: clock})
 	m := client.NewMutex("k", MutexOptions{TTL: ttl})
 
 	err := m.TryLock(context.Background())
@@ -67,7 +67,7 @@ func TestD6GhostSetIsReleased(t *testing.T) {
 	require.ErrorAs(t, err, &quorumError)
 	assert.Equal(t, OutcomeTimeout, quorumError.Nodes[0].Outcome)
 	assert.Equal(t, OutcomeTimeout, quorumError.Nodes[1].Outcome)
-	assert.Equal(t, OutcomeAcquired, quorumError.Nodes[2].Outcome)
+	assert.Equal(t, OutcomeConfirmed, quorumError.Nodes[2].Outcome)
 
 	// The stopped servers still run the SET when they resume; the release
 	// queued behind it on the client's connection removes it.
@@ -126,7 +126,7 @@ func TestD8NoScriptFallsBackToEval(t *testing.T) {
 // though the key is still on the nodes (redlock-rb#36).
 func TestD9ExtendAfterLocalExpiry(t *testing.T) {
 	clock := newManualClock()
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{Clock: clock})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock})
 	m := client.NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(context.Background()))
 	clock.Advance(10 * time.Second)
@@ -144,7 +144,7 @@ func TestD9ExtendAfterLocalExpiry(t *testing.T) {
 // not "taken" (redsync PR #143), in one round.
 func TestD10UnlockAfterExpiry(t *testing.T) {
 	clock := newManualClock()
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{Clock: clock})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock})
 	m := client.NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(context.Background()))
 	clock.Advance(11 * time.Second)
@@ -189,7 +189,7 @@ func TestD12ValidityAfterRetries(t *testing.T) {
 			assert.NoError(t, holder.Unlock(context.Background()))
 		}
 	}}
-	client := nodes.client(t, Options{Clock: clock, Observer: observer, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond})
+	client := nodes.client(t, Options{clock: clock, Observer: observer, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond})
 	m := client.NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(context.Background()))
 	drift := 10*time.Second/100 + 2*time.Millisecond

@@ -93,7 +93,7 @@ func repeat[T any](value T, n int) []T {
 	return values
 }
 
-// stepClock is a Clock that moves forward by step at every reading, so that
+// stepClock is a clock that moves forward by step at every reading, so that
 // every round appears to take step; after setSteps, only at the next few
 // readings.
 type stepClock struct {

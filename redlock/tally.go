@@ -17,7 +17,7 @@ var errNotAwaited = errors.New("redlock: reply not awaited: the round was alread
 // errUnexpectedReply is wrapped for replies no version of the scripts gives.
 var errUnexpectedReply = errors.New("redlock: unexpected reply")
 
-// nodeOutcome is what one node answered in the last round of a Mutex.
+// nodeOutcome is what one node answered in a round.
 type nodeOutcome struct {
 	outcome Outcome
 	latency time.Duration
@@ -25,51 +25,44 @@ type nodeOutcome struct {
 	// config is set when the node's error points at its configuration:
 	// retrying cannot fix it.
 	config bool
-	// number is the largest fencing counter a fenced acquisition read, or
-	// the remaining TTL in milliseconds a resumption found.
+	// number is what the reply carries besides its outcome: the largest
+	// fencing counter a fenced acquisition read, or the remaining TTL in
+	// milliseconds a check found.
 	number int64
 }
 
 // tally counts the replies of one round as mux gathers them. It is owned
 // by the goroutine that runs the round.
 type tally struct {
-	operation Operation
-	fenced    bool // an acquisition that reads the fencing counter
-	commit    bool // the commit round of a fenced acquisition
-	keys      int  // the number of lock keys, which a release must confirm
-	need      int
-	nodes     []nodeOutcome
-	got       int // nodes that confirmed
-	refused   int // nodes that answered and did not confirm
-	failed    int // nodes that failed: error, timeout, not sent
-	down      int // failed nodes that are known down or misconfigured
+	command nodeOperation
+	keys    int // the number of lock keys, which a release must confirm
+	need    int
+	nodes   []nodeOutcome
+	got     int // nodes that confirmed
+	refused int // nodes that answered and did not confirm
+	failed  int // nodes that failed: error, timeout, not sent
+	down    int // failed nodes that are known down or misconfigured
 }
 
-func (t *tally) reset(operation Operation, need int) {
-	t.operation, t.need, t.fenced, t.commit = operation, need, false, false
+// operation is the operation the round serves, as users see it.
+func (t *tally) operation() Operation { return protocol[t.command].operation }
+
+func (t *tally) reset(command nodeOperation, need int) {
+	t.command, t.need = command, need
 	t.got, t.refused, t.failed, t.down = 0, 0, 0, 0
 	for i := range t.nodes {
 		t.nodes[i] = nodeOutcome{outcome: OutcomeTimeout, err: errNotAwaited}
 	}
 }
 
-// Count implements mux.Tally: it classifies node i's outcome and reports
-// whether the round is decided.
+// Count implements mux.Tally: it reads node i's outcome by the protocol
+// table and reports whether the round is decided.
 func (t *tally) Count(node int, round *mux.Round) bool {
 	outcome := &t.nodes[node]
-	*outcome = nodeOutcome{latency: round.Latency(node)}
-	reply := round.Reply(node)
-	outcome.outcome, outcome.err, outcome.config = t.classify(round, node)
-	if outcome.outcome == OutcomeAcquired {
-		switch {
-		case t.fenced:
-			outcome.number, _ = parseCounter(reply.Str)
-		case reply.Type == resp.TypeInteger:
-			outcome.number = reply.Int
-		}
-	}
+	*outcome = t.read(round, node)
+	outcome.latency = round.Latency(node)
 	switch outcome.outcome {
-	case OutcomeAcquired:
+	case OutcomeConfirmed:
 		t.got++
 	case OutcomeHeld, OutcomeMissing:
 		t.refused++
@@ -88,97 +81,43 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	return t.got >= t.need
 }
 
-// classify turns node's outcome in round into an Outcome. It allocates
-// only for failures.
-func (t *tally) classify(round *mux.Round, node int) (Outcome, error, bool) {
+// read turns node's outcome in round into a nodeOutcome: the transport's
+// failures and the error replies the same way for every command, the
+// other replies as the command's row of the protocol table says. It
+// allocates only for failures.
+func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 	if err := round.Err(node); err != nil {
 		switch {
 		case round.Abandoned(node):
-			return OutcomeTimeout, errNotAwaited, false
+			return nodeOutcome{outcome: OutcomeTimeout, err: errNotAwaited}
 		case errors.Is(err, mux.ErrNotConnected):
 			if errors.Is(err, mux.ErrAuth) {
 				// Rejected credentials or permissions: retrying cannot help.
-				return OutcomeNotSent, fmt.Errorf("%w: %w", ErrConfig, err), true
+				return nodeOutcome{outcome: OutcomeNotSent, err: fmt.Errorf("%w: %w", ErrConfig, err), config: true}
 			}
-			return OutcomeNotSent, err, false
+			return nodeOutcome{outcome: OutcomeNotSent, err: err}
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			return OutcomeTimeout, err, false
+			return nodeOutcome{outcome: OutcomeTimeout, err: err}
 		}
-		return OutcomeError, err, false
+		return nodeOutcome{outcome: OutcomeError, err: err}
 	}
+	command := &protocol[t.command]
 	reply := round.Reply(node)
 	if reply.IsError() {
 		code := string(resp.ErrorCode(reply.Str))
-		if code == fenceErrorCode && (t.fenced || t.commit) {
-			return OutcomeError, fmt.Errorf("%w: %w", ErrFenceCounter, reply.Err()), true
-		}
-		if isConfigErrorCode(code) {
-			return OutcomeError, fmt.Errorf("%w: %w", ErrConfig, reply.Err()), true
-		}
-		return OutcomeError, reply.Err(), false
-	}
-	switch {
-	case t.commit:
-		if reply.Type == resp.TypeInteger {
-			if reply.Int == 1 {
-				return OutcomeAcquired, nil, false
-			}
-			return OutcomeMissing, nil, false
-		}
-	case t.fenced:
 		switch {
-		case reply.Type == resp.TypeBulkString && !reply.Null:
-			if _, ok := parseCounter(reply.Str); ok {
-				return OutcomeAcquired, nil, false
-			}
-		case reply.Type == resp.TypeInteger && reply.Int == acquireFencedRefused:
-			return OutcomeHeld, nil, false
+		case code == fenceErrorCode && command.fenced:
+			return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w: %w", ErrFenceCounter, reply.Err()), config: true}
+		case isConfigErrorCode(code):
+			return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w: %w", ErrConfig, reply.Err()), config: true}
 		}
+		return nodeOutcome{outcome: OutcomeError, err: reply.Err()}
 	}
-	switch t.operation {
-	case OperationLock:
-		switch {
-		case reply.IsOK():
-			return OutcomeAcquired, nil, false
-		case reply.Null:
-			return OutcomeHeld, nil, false
-		case reply.Type == resp.TypeInteger && reply.Int == acquireMultiAcquired:
-			return OutcomeAcquired, nil, false
-		case reply.Type == resp.TypeInteger && reply.Int == acquireMultiRefused:
-			return OutcomeHeld, nil, false
-		}
-	case OperationExtend:
-		if reply.Type == resp.TypeInteger {
-			switch reply.Int {
-			case extendExtended:
-				return OutcomeAcquired, nil, false
-			case extendMissing:
-				return OutcomeMissing, nil, false
-			case extendHeld:
-				return OutcomeHeld, nil, false
-			}
-		}
-	case OperationUnlock:
-		if reply.Type == resp.TypeInteger {
-			if reply.Int == int64(t.keys) {
-				return OutcomeAcquired, nil, false
-			}
-			// Part of a multi-key hold, or none of it, was still ours.
-			return OutcomeMissing, nil, false
-		}
-	case OperationResume:
-		if reply.Type == resp.TypeInteger {
-			switch {
-			case reply.Int >= 0:
-				return OutcomeAcquired, nil, false
-			case reply.Int == checkHeld:
-				return OutcomeHeld, nil, false
-			default:
-				return OutcomeMissing, nil, false
-			}
-		}
+	outcome, number, ok := command.read(reply, t.keys)
+	if !ok {
+		return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w to %s: %s", errUnexpectedReply, command.operation, reply)}
 	}
-	return OutcomeError, fmt.Errorf("%w to %s: %s", errUnexpectedReply, t.operation, reply), false
+	return nodeOutcome{outcome: outcome, number: number}
 }
 
 // unreachable reports whether the nodes that are down or misconfigured
@@ -202,22 +141,22 @@ func (t *tally) mayHoldKey(i int) bool {
 // node errors in one allocation.
 type quorumErrorStorage struct {
 	QuorumError
-	inline [7]NodeError
+	inline [7]NodeResult
 }
 
 // quorumError returns the error that reports the round.
 func (t *tally) quorumError(key string, addresses []string, elapsed time.Duration) *QuorumError {
 	storage := &quorumErrorStorage{}
 	e := &storage.QuorumError
-	e.Operation, e.Key, e.Got, e.Need, e.Elapsed = t.operation, key, t.got, t.need, elapsed
+	e.Operation, e.Key, e.Got, e.Need, e.Elapsed = t.operation(), key, t.got, t.need, elapsed
 	e.Unreachable = !quorumPossible(t.got, t.failed, len(t.nodes))
 	if len(t.nodes) <= len(storage.inline) {
 		e.Nodes = storage.inline[:len(t.nodes)]
 	} else {
-		e.Nodes = make([]NodeError, len(t.nodes))
+		e.Nodes = make([]NodeResult, len(t.nodes))
 	}
 	for i, node := range t.nodes {
-		e.Nodes[i] = NodeError{Address: addresses[i], Outcome: node.outcome, Err: node.err, Latency: node.latency}
+		e.Nodes[i] = NodeResult{Address: addresses[i], Outcome: node.outcome, Err: node.err, Latency: node.latency}
 	}
 	return e
 }

@@ -12,8 +12,8 @@ const tokenRandomBytes = 20
 // hexadecimal.
 const tokenLength = 2 * tokenRandomBytes
 
-// MaxTokenLength is the longest token that MutexOptions.Token accepts.
-const MaxTokenLength = 128
+// maxTokenLength is the longest token that MutexOptions.Token accepts.
+const maxTokenLength = 128
 
 const hexDigits = "0123456789abcdef"
 
@@ -37,10 +37,10 @@ func newToken(dst *[tokenLength]byte) error {
 }
 
 // validToken reports whether token can be used as a lock's value: 1 to
-// MaxTokenLength bytes, each a printable ASCII character other than space.
+// maxTokenLength bytes, each a printable ASCII character other than space.
 // Generated tokens always qualify.
 func validToken(token string) bool {
-	if len(token) == 0 || len(token) > MaxTokenLength {
+	if len(token) == 0 || len(token) > maxTokenLength {
 		return false
 	}
 	for i := 0; i < len(token); i++ {

@@ -61,8 +61,8 @@ func TestValidToken(t *testing.T) {
 		{name: "tab", token: "a\tb", want: false},
 		{name: "delete", token: "a\x7f", want: false},
 		{name: "non-ASCII", token: "ü", want: false},
-		{name: "longest", token: strings.Repeat("a", MaxTokenLength), want: true},
-		{name: "too long", token: strings.Repeat("a", MaxTokenLength+1), want: false},
+		{name: "longest", token: strings.Repeat("a", maxTokenLength), want: true},
+		{name: "too long", token: strings.Repeat("a", maxTokenLength+1), want: false},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {

@@ -100,7 +100,7 @@ const (
 // an attempt made sooner could not win. A release is known by its
 // identity, which every node of one release announces.
 type release struct {
-	identity [MaxTokenLength]byte
+	identity [maxTokenLength]byte
 	size     int  // the length of identity
 	count    int  // the nodes that announced it
 	woken    bool // a waiter was woken for it

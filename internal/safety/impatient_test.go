@@ -329,7 +329,7 @@ func TestEndedBy(t *testing.T) {
 	justExpired := &contextEnd{deadline: now - int64(time.Millisecond)}
 	quorum := func(outcome redlock.Outcome, err error) error {
 		return &redlock.QuorumError{Operation: redlock.OperationLock, Key: "k", Got: 0, Need: 1,
-			Nodes: []redlock.NodeError{{Address: "a", Outcome: outcome, Err: err}}}
+			Nodes: []redlock.NodeResult{{Address: "a", Outcome: outcome, Err: err}}}
 	}
 	tests := []struct {
 		name  string

@@ -11,7 +11,7 @@ import (
 // GroupOptions returns the options of the connections that options ask
 // for, as redlock.New makes them for a Client: the credentials, the TLS
 // configuration, the dial timeout, the client name and the protocol, a zero
-// field taking redlock's default (DefaultDialTimeout, DefaultClientName).
+// field taking redlock's default (defaultDialTimeout, DefaultClientName).
 // The other fields of redlock.Options configure locks and play no part. A
 // value that redlock.New refuses in one of these fields gives an error
 // matching redlock.ErrInvalidOptions that names the field.
@@ -33,7 +33,7 @@ func GroupOptions(options redlock.Options) (mux.Options, error) {
 		Username:    options.Username,
 		Password:    options.Password,
 		TLSConfig:   options.TLSConfig,
-		DialTimeout: cmp.Or(options.DialTimeout, redlock.DefaultDialTimeout),
+		DialTimeout: cmp.Or(options.DialTimeout, mux.DefaultDialTimeout),
 		ClientName:  clientName,
 		Protocol:    options.Protocol,
 	}, nil

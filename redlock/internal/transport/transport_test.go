@@ -47,7 +47,7 @@ func TestGroupOptionsCarriesEverySharedField(t *testing.T) {
 func TestGroupOptionsDefaults(t *testing.T) {
 	groupOptions, err := transport.GroupOptions(redlock.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, redlock.DefaultDialTimeout, groupOptions.DialTimeout)
+	assert.Equal(t, mux.DefaultDialTimeout, groupOptions.DialTimeout)
 	assert.Equal(t, redlock.DefaultClientName, groupOptions.ClientName)
 	assert.Equal(t, redlock.ProtocolAuto, groupOptions.Protocol)
 }

@@ -1,0 +1,244 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// errAttemptFailed reports that an attempt ran and did not win a quorum;
+// the details are in the acquisition round's tally.
+var errAttemptFailed = errors.New("redlock: attempt failed")
+
+// acquireWithRetries runs attempts until one wins a hold that is still
+// valid when it is returned, an attempt fails for good, MaxTries attempts
+// failed, or ctx ends. A hold whose validity ended before it could be
+// returned counts as a failed attempt, retried at the retry delay. The
+// caller has the turn; on success the validity check (validAtReturn) was
+// the last thing done.
+func (m *Mutex) acquireWithRetries(ctx context.Context) error {
+	c := m.client
+	tally := &m.acquisition.round.tally
+	reconnected, subscribed := false, false
+	defer func() {
+		if subscribed {
+			c.notifier.unregister(m, false)
+		}
+	}()
+	for attempt := 1; ; attempt++ {
+		var answered int32
+		if subscribed {
+			answered = m.startAttempt()
+		}
+		elapsed, generation, err := m.attempt(ctx)
+		var failure error // the attempt's error once it failed
+		switch {
+		case err == nil:
+			if subscribed {
+				c.notifier.unregister(m, true)
+				subscribed = false
+			}
+			if m.validAtReturn(generation) {
+				return nil // nothing runs between the check and the return
+			}
+			// The hold won ended while the observers ran: the attempt
+			// failed after all.
+			if failure = m.dropEndedHold(generation); failure == nil {
+				return nil // unlocked by another goroutine, which passed the turn on
+			}
+		case err != errAttemptFailed:
+			return err
+		default:
+			if subscribed {
+				m.wait.releaseWakes.Add(-answered)
+			}
+			failure = tally.quorumError(m.key, c.addresses, elapsed)
+			if tally.unreachable() {
+				// Nodes that are down were being dialled again: give them one
+				// chance to come back before saying the quorum is out of reach.
+				if reconnected {
+					return failure
+				}
+				reconnected = true
+				c.group.Connect(ctx)
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), failure)
+		}
+		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
+			return failure
+		}
+		listen := false
+		switch {
+		case err == nil:
+			// A hold that ended before it was returned: try again at the
+			// retry delay.
+		case tally.got > 0:
+			// A split vote: competing clients each won some nodes. Back off
+			// at random, deaf to notifications, so that they fall out of
+			// step.
+		case tally.refused > 0:
+			// Somebody holds the lock: wait for its release notification.
+			// A new subscription wakes the waiter once a quorum of nodes
+			// confirmed it, so that a release between the failed attempt
+			// and the subscription is not missed.
+			if !subscribed {
+				m.startAttempt() // forget the wake-ups that came after an earlier Lock's last attempt
+				subscribed = c.notifier.register(m)
+			}
+			listen = subscribed
+		}
+		if err := m.sleep(ctx, m.retryDelay(), listen); err != nil {
+			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure)
+		}
+	}
+}
+
+// attempt runs one acquisition: one round, two with fencing, and a
+// resumption check first when MutexOptions.Token is set. On success the
+// Mutex is held and attempt returns the hold's generation; the caller
+// checks the hold's validity once more before it returns it (see
+// validAtReturn). On failure it sends the release to every node that may
+// have set the key and returns errAttemptFailed, with the details in the
+// acquisition round's tally.
+func (m *Mutex) attempt(ctx context.Context) (time.Duration, uint64, error) {
+	c := m.client
+	a := &m.acquisition
+	if err := c.usable(); err != nil {
+		return 0, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, fmt.Errorf("redlock: lock %q: %w", m.key, context.Cause(ctx))
+	}
+	if err := m.newToken(); err != nil {
+		return 0, 0, err
+	}
+	clock := c.options.clock
+	if m.options.Token != "" {
+		if elapsed, generation := m.resume(ctx); generation != 0 {
+			return elapsed, generation, nil
+		}
+	}
+	start := clock.Now()
+	command := nodeAcquire
+	switch {
+	case m.options.Fencing:
+		command = nodeAcquireFenced
+	case len(m.keys) > 1:
+		command = nodeAcquireMulti
+	}
+	m.start(a.round, command, a.token(), m.options.TTL.Milliseconds(), nil)
+	waitErr := m.exchange(ctx, a.round)
+	tally := &a.round.tally
+	var fence int64
+	committed := true
+	if m.options.Fencing && tally.got >= c.need && waitErr == nil {
+		fence, committed = m.commitFence(ctx)
+	}
+	end := clock.Now()
+	elapsed := end.Sub(start)
+	remaining := validity(m.options.TTL, elapsed, c.options.DriftFactor)
+	// A node that connected during the round may have shown that two
+	// addresses reach one server (its OnConnect ran before it carried the
+	// round's command): then the count cannot be trusted.
+	unusable := c.usable()
+	acquired := tally.got >= c.need && committed && remaining > 0 && waitErr == nil && unusable == nil
+	c.stats.recordAcquire(elapsed, acquired)
+	if acquired {
+		// Once the hold starts, another goroutine may Unlock it and use the
+		// round and the tally: nothing of them is read after this point.
+		got := tally.got
+		generation := m.startHold(start, end.Add(remaining), fence, tally)
+		if observer := c.options.Observer; observer != nil {
+			observer.OnAcquire(AcquireEvent{Key: m.key, Got: got, Need: c.need, Elapsed: elapsed, Validity: remaining})
+		}
+		return elapsed, generation, nil
+	}
+	m.releaseAfterFailure()
+	if unusable != nil {
+		return elapsed, 0, unusable
+	}
+	if observer := c.options.Observer; observer != nil {
+		observer.OnAcquire(AcquireEvent{Key: m.key, Got: tally.got, Need: c.need, Elapsed: elapsed,
+			Err: tally.quorumError(m.key, c.addresses, elapsed)})
+	}
+	if ctx.Err() != nil {
+		// The caller stopped waiting: its error says so first.
+		return elapsed, 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), tally.quorumError(m.key, c.addresses, elapsed))
+	}
+	return elapsed, 0, errAttemptFailed
+}
+
+// newToken picks the token of the next hold: MutexOptions.Token when set,
+// otherwise a new random one.
+func (m *Mutex) newToken() error {
+	a := &m.acquisition
+	if m.options.Token != "" {
+		a.tokenSize = copy(a.tokenBytes[:], m.options.Token)
+		return nil
+	}
+	var random [tokenLength]byte
+	if err := newToken(&random); err != nil {
+		return err
+	}
+	a.tokenSize = copy(a.tokenBytes[:], random[:])
+	return nil
+}
+
+// commitFence runs the second round of a fenced acquisition: the fence is
+// one more than the largest counter of any lock key that the nodes that
+// said OK returned, and it is written back to every lock key's counter on
+// those nodes if they still hold the lock. Any later acquisition of one of
+// these keys, alone or with others, has a quorum that shares a node with
+// the quorum that confirms this commit, reads that key's counter there, at
+// least this fence, and gets a larger one. It returns the fence and
+// whether a quorum confirmed it.
+func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
+	a := &m.acquisition
+	var fence int64
+	for _, node := range a.round.tally.nodes {
+		if node.outcome == OutcomeConfirmed && node.number > fence {
+			fence = node.number
+		}
+	}
+	fence++ // parseCounter admits no counter without a next fence
+	m.start(a.commit, nodeCommitFence, a.token(), fence, nil)
+	for i, node := range a.round.tally.nodes {
+		if node.outcome != OutcomeConfirmed {
+			a.commit.round.Skip(i) // it holds nothing of ours: not sent
+		}
+	}
+	if m.exchange(ctx, a.commit) != nil {
+		return fence, false
+	}
+	return fence, a.commit.tally.got >= m.client.need
+}
+
+// releaseAfterFailure sends the release to every node that may hold the key
+// after a failed attempt, without waiting for the replies: a node whose
+// SET timed out may still apply it, and the release, queued behind it on
+// the same connection, removes it. The release is carried: the transport
+// finishes it (see mux.Round.Carry). It announces nothing: waking the
+// waiters for a lock nobody held would only make them collide again.
+func (m *Mutex) releaseAfterFailure() {
+	r := m.acquisition.round
+	needed := false
+	for i := range r.tally.nodes {
+		if r.tally.mayHoldKey(i) {
+			needed = true
+		}
+	}
+	if !needed {
+		return
+	}
+	for i := range r.tally.nodes {
+		if !r.tally.mayHoldKey(i) {
+			r.round.Skip(i)
+		}
+	}
+	m.start(r, nodeQuietRelease, m.acquisition.token(), 0, nil)
+	m.send(r)
+}

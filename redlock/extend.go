@@ -1,0 +1,202 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Extend renews the hold for another TTL from now, bounded by
+// MutexOptions.MaxHold. It counts only if a quorum of nodes confirmed it
+// before the current validity ended; the new validity is measured from the
+// start of the extension. An extension that fails leaves the hold with its
+// current validity, or with the extension's when that is shorter (nodes
+// that did not answer in time may have applied it), and its error matches
+// ErrLockLost. An extension asked for after the validity ended fails at
+// once.
+func (m *Mutex) Extend(ctx context.Context) error {
+	if m.err != nil {
+		return m.err
+	}
+	// Extend has a round of its own: another goroutine may unlock the
+	// Mutex, or lock it again, while the extension is in flight.
+	x := &m.extending
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e, err := m.sendExtension(x, currentHold)
+	if err != nil {
+		return err
+	}
+	if waitErr := m.gather(ctx, x.round); waitErr != nil {
+		err := m.applyExtension(e, x.round, false)
+		return fmt.Errorf("redlock: extend %q: %w: %w", m.key, waitErr, err)
+	}
+	return m.applyExtension(e, x.round, false)
+}
+
+// extender is what a sender of extensions keeps between sending an
+// extension and gathering its replies: a round of its own, so that an
+// extension never shares one with an acquisition or a release, and the
+// token of the hold it extends.
+type extender struct {
+	mu       sync.Mutex // serializes Extend's callers; the renewer needs none
+	token    [maxTokenLength]byte
+	round    *nodeRound
+	inFlight extension // the renewer's extension between send and gather
+}
+
+// extension is an extension round in flight.
+type extension struct {
+	generation uint64
+	token      []byte    // the hold's token, copied when it started
+	start      time.Time // by the Client's clock
+	until      time.Time // the validity when it started
+	ttl        time.Duration
+}
+
+// currentHold asks for the hold of whichever generation is current;
+// generations start at 1.
+const currentHold uint64 = 0
+
+// sendExtension checks that the hold of the given generation, or the
+// current one, can be extended, and sends its extension on x's round.
+// The hold cannot end, nor another one start, before the extension is
+// queued on every node (see Mutex.sending).
+func (m *Mutex) sendExtension(x *extender, generation uint64) (extension, error) {
+	if x.round == nil {
+		x.round = m.newNodeRound()
+	}
+	m.sending.RLock()
+	defer m.sending.RUnlock()
+	h := &m.hold
+	h.mu.Lock()
+	if !h.held || (generation != currentHold && h.generation != generation) {
+		h.mu.Unlock()
+		return extension{}, ErrNotHeld
+	}
+	// The token is copied under the lock: the next hold may write a new
+	// one while this extension is in flight.
+	e := extension{generation: h.generation, until: h.until, token: x.token[:copy(x.token[:], h.token)]}
+	acquired := h.acquired
+	h.mu.Unlock()
+
+	c := m.client
+	if err := c.usable(); err != nil {
+		return e, err
+	}
+	e.start = c.options.clock.Now()
+	if !e.start.Before(e.until) {
+		return e, fmt.Errorf("%w: the validity of %q ended %v before the extension", ErrLockLost, m.key, e.start.Sub(e.until))
+	}
+	e.ttl = m.options.TTL
+	if limit := acquired.Add(m.options.MaxHold).Sub(e.start); limit < e.ttl {
+		e.ttl = limit.Truncate(time.Millisecond)
+	}
+	if e.ttl < MinTTL || validity(e.ttl, 0, c.options.DriftFactor) <= 0 {
+		return e, errMaxHold
+	}
+	m.start(x.round, nodeExtend, e.token, e.ttl.Milliseconds(), nil)
+	m.post(x.round)
+	return e, nil
+}
+
+// applyExtension counts the replies of an extension round and moves the
+// hold's validity when it succeeded. An extension shorter than the
+// validity left (a resumed hold renewed with a shorter TTL, the last
+// extension before MaxHold) shortens the keys on every node that applies
+// it, so even when it fails the validity becomes the shorter of the two:
+// its nodes may have applied it without a reply in time.
+func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error {
+	c := m.client
+	tally := &r.tally
+	end := c.options.clock.Now()
+	elapsed := end.Sub(e.start)
+	remaining := validity(e.ttl, elapsed, c.options.DriftFactor)
+	h := &m.hold
+
+	var err error
+	unusable := c.usable()
+	switch {
+	case unusable != nil:
+		// A node that connected during the round may have shown that two
+		// addresses reach one server: the count cannot be trusted.
+		err = unusable
+	case tally.got >= c.need && end.Before(e.until) && remaining > 0:
+		// A release of this hold is queued behind the repair on every
+		// node, so the repair cannot bring back a key it removed.
+		m.sending.RLock()
+		h.mu.Lock()
+		repair := false
+		if h.currentLocked(e.generation) {
+			m.moveUntilLocked(end.Add(remaining))
+			repair = m.prepareRepairLocked(e, r)
+		}
+		h.mu.Unlock()
+		if repair {
+			m.send(r)
+		}
+		m.sending.RUnlock()
+	case tally.got >= c.need:
+		err = fmt.Errorf("%w: the extension of %q took %v and ended after the validity", ErrLockLost, m.key, elapsed)
+	default:
+		err = tally.quorumError(m.key, c.addresses, elapsed)
+		if tally.refused > len(tally.nodes)-c.need {
+			// A quorum of nodes said the hold is gone: it cannot come back.
+			m.signalLost(e.generation, err)
+		}
+	}
+	if err != nil {
+		shortest := e.start.Add(validity(e.ttl, 0, c.options.DriftFactor))
+		h.mu.Lock()
+		if h.currentLocked(e.generation) && shortest.Before(h.until) {
+			m.moveUntilLocked(shortest)
+		}
+		h.mu.Unlock()
+	}
+	c.stats.recordExtend(elapsed, err == nil)
+	if observer := c.options.Observer; observer != nil {
+		observer.OnExtend(ExtendEvent{Key: m.key, Automatic: automatic, Got: tally.got, Need: c.need, Elapsed: elapsed, Validity: remaining, Err: err})
+	}
+	return err
+}
+
+// prepareRepairLocked records the nodes that confirmed an extension of the
+// current hold as nodes the hold had, and writes into r the repair of the
+// nodes the hold had that answered that a key was missing (a node that
+// restarted empty, an evicted key): it sets every key of the hold again,
+// the ones the node kept included, unless one holds another token. It
+// reports whether there is a repair to send; the caller sends it without
+// awaiting its replies. The caller holds m.hold.mu, and m.sending for
+// reading until the repair is sent.
+//
+// A repair follows an extension that a quorum confirmed within the
+// validity: no other client can hold these keys, and the repaired node
+// counts again for the next extension. It restores a node but never
+// revives a lost hold (redsync #186). It goes only to nodes the hold had,
+// those that confirmed its acquisition, its resumption or an extension
+// that a quorum confirmed: a node that refused the acquisition, or whose
+// answer was never counted, gave no vote to this hold and gets no key
+// from it.
+func (m *Mutex) prepareRepairLocked(e extension, r *nodeRound) bool {
+	had := m.hold.had
+	needed := false
+	for i, node := range r.tally.nodes {
+		switch {
+		case node.outcome == OutcomeConfirmed:
+			had[i] = true
+		case node.outcome == OutcomeMissing && had[i]:
+			needed = true
+		}
+	}
+	if !needed {
+		return false
+	}
+	for i, node := range r.tally.nodes {
+		if node.outcome != OutcomeMissing || !had[i] {
+			r.round.Skip(i)
+		}
+	}
+	m.start(r, nodeRepair, e.token, e.ttl.Milliseconds(), nil)
+	return true
+}

@@ -1,0 +1,204 @@
+package redlock
+
+import (
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// nodeOperation is one command of the protocol between a Mutex and a node.
+// The protocol table says, for each, how it is written and what its
+// replies mean; a round (round.go) writes any of them and counts any of
+// their replies the same way.
+type nodeOperation uint8
+
+const (
+	// nodeAcquire sets one key: SET key token NX PX ttl.
+	nodeAcquire nodeOperation = iota
+	// nodeAcquireMulti sets several keys, all or nothing.
+	nodeAcquireMulti
+	// nodeAcquireFenced sets the keys and reads their fencing counters.
+	nodeAcquireFenced
+	// nodeCommitFence raises the keys' counters to the hold's fence.
+	nodeCommitFence
+	// nodeRelease deletes the keys that hold the token and announces the
+	// release under an identity.
+	nodeRelease
+	// nodeQuietRelease deletes the keys that hold the token and announces
+	// nothing: the clean-up after a failed attempt.
+	nodeQuietRelease
+	// nodeExtend sets the TTL of every key that holds the token.
+	nodeExtend
+	// nodeRepair sets the keys again on a node that lost them.
+	nodeRepair
+	// nodeCheck tells whether the keys hold the token, to resume a hold.
+	nodeCheck
+)
+
+// argumentKind is what follows the token in a command.
+type argumentKind uint8
+
+const (
+	argumentNone     argumentKind = iota
+	argumentNumber                // a TTL or a fence, in decimal
+	argumentIdentity              // a release identity, which may be absent
+)
+
+// nodeCommand is one row of the protocol table.
+type nodeCommand struct {
+	// operation is the operation the command serves, as users see it.
+	operation Operation
+	// script is the command's script; nil for the plain SET.
+	script *mux.Script
+	// eval sends the script whole with EVAL, never EVALSHA: nobody may be
+	// there to answer NOSCRIPT, because the reply is carried (released by
+	// the transport, see mux.Round.Carry) or not awaited.
+	eval bool
+	// carried marks a release: the transport finishes it whoever waits.
+	carried bool
+	// fenced puts the keys' fencing counters after the lock keys, and
+	// makes an error reply with fenceErrorCode mean ErrFenceCounter.
+	fenced bool
+	// argument is what follows the token.
+	argument argumentKind
+	// read tells what a reply that is not an error means for a command
+	// over keys lock keys: the node's outcome and the number it carries
+	// (a counter, a remaining TTL). ok is false for a reply the script
+	// never gives.
+	read func(reply resp.Value, keys int) (outcome Outcome, number int64, ok bool)
+}
+
+// protocol is the protocol table: every command a Mutex sends to a node.
+var protocol = [...]nodeCommand{
+	nodeAcquire:       {operation: OperationLock, argument: argumentNumber, read: readSet},
+	nodeAcquireMulti:  {operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquireMulti},
+	nodeAcquireFenced: {operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeCommitFence:   {operation: OperationLock, script: commitFenceLua, fenced: true, argument: argumentNumber, read: readCommitFence},
+	nodeRelease:       {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
+	nodeQuietRelease:  {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, read: readRelease},
+	nodeExtend:        {operation: OperationExtend, script: extendLua, argument: argumentNumber, read: readExtend},
+	nodeRepair:        {operation: OperationExtend, script: repairLua, eval: true, argument: argumentNumber, read: readRepair},
+	nodeCheck:         {operation: OperationResume, script: checkLua, read: readCheck},
+}
+
+// The scripts of the protocol, each sent by its SHA1 (EVALSHA) unless its
+// row says eval.
+var (
+	acquireMultiLua  = newScript(acquireMultiScript)
+	acquireFencedLua = newScript(acquireFencedScript)
+	commitFenceLua   = newScript(commitFenceScript)
+	releaseLua       = newScript(releaseScript)
+	extendLua        = newScript(extendScript)
+	repairLua        = newScript(repairScript)
+	checkLua         = newScript(checkScript)
+)
+
+// readSet reads SET NX: OK, or nil when the key exists.
+func readSet(reply resp.Value, _ int) (Outcome, int64, bool) {
+	switch {
+	case reply.IsOK():
+		return OutcomeConfirmed, 0, true
+	case reply.Null:
+		return OutcomeHeld, 0, true
+	}
+	return 0, 0, false
+}
+
+// readAcquireMulti reads acquireMultiScript.
+func readAcquireMulti(reply resp.Value, _ int) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger {
+		switch reply.Int {
+		case acquireMultiAcquired:
+			return OutcomeConfirmed, 0, true
+		case acquireMultiRefused:
+			return OutcomeHeld, 0, true
+		}
+	}
+	return 0, 0, false
+}
+
+// readAcquireFenced reads acquireFencedScript: the largest counter, or a
+// refusal.
+func readAcquireFenced(reply resp.Value, _ int) (Outcome, int64, bool) {
+	switch {
+	case reply.Type == resp.TypeBulkString && !reply.Null:
+		if counter, ok := parseCounter(reply.Str); ok {
+			return OutcomeConfirmed, counter, true
+		}
+	case reply.Type == resp.TypeInteger && reply.Int == acquireFencedRefused:
+		return OutcomeHeld, 0, true
+	}
+	return 0, 0, false
+}
+
+// readCommitFence reads commitFenceScript.
+func readCommitFence(reply resp.Value, _ int) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger {
+		switch reply.Int {
+		case 1:
+			return OutcomeConfirmed, 0, true
+		case 0:
+			return OutcomeMissing, 0, true
+		}
+	}
+	return 0, 0, false
+}
+
+// readRelease reads releaseScript: the node released the hold when it
+// deleted every key; part of a multi-key hold, or none of it, was still
+// ours otherwise.
+func readRelease(reply resp.Value, keys int) (Outcome, int64, bool) {
+	switch {
+	case reply.Type != resp.TypeInteger || reply.Int < 0 || reply.Int > int64(keys):
+		return 0, 0, false
+	case reply.Int == int64(keys):
+		return OutcomeConfirmed, 0, true
+	}
+	return OutcomeMissing, 0, true
+}
+
+// readExtend reads extendScript.
+func readExtend(reply resp.Value, _ int) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger {
+		switch reply.Int {
+		case extendExtended:
+			return OutcomeConfirmed, 0, true
+		case extendMissing:
+			return OutcomeMissing, 0, true
+		case extendHeld:
+			return OutcomeHeld, 0, true
+		}
+	}
+	return 0, 0, false
+}
+
+// readRepair reads repairScript, whose replies are not awaited: they are
+// read only if a round gathers them anyway.
+func readRepair(reply resp.Value, _ int) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger {
+		switch reply.Int {
+		case 1:
+			return OutcomeConfirmed, 0, true
+		case -1:
+			return OutcomeHeld, 0, true
+		}
+	}
+	return 0, 0, false
+}
+
+// readCheck reads checkScript: the smallest remaining TTL of the keys, or
+// why the node does not hold them.
+func readCheck(reply resp.Value, _ int) (Outcome, int64, bool) {
+	if reply.Type != resp.TypeInteger {
+		return 0, 0, false
+	}
+	switch reply.Int {
+	case checkHeld:
+		return OutcomeHeld, 0, true
+	case checkMissing, checkPersistent:
+		return OutcomeMissing, 0, true
+	}
+	if reply.Int < 0 {
+		return 0, 0, false
+	}
+	return OutcomeConfirmed, reply.Int, true
+}

@@ -1,0 +1,90 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+)
+
+// Unlock releases the lock on every node. It returns nil only when a quorum
+// of nodes confirmed that they released this hold while its validity had
+// not ended; otherwise the error matches ErrLockLost: the hold may have
+// been taken over by another client. Either way the Mutex is no longer held
+// afterwards, its renewal has stopped, and it may be locked again.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	if m.err != nil {
+		return m.err
+	}
+	// The hold ends before the release is sent, and under the same lock as
+	// the check: of two Unlocks that race, one ends the hold and the other
+	// finds it not held; a renewal in flight finds it gone and schedules
+	// nothing more.
+	ended, ok := m.endHold(currentHold)
+	if !ok {
+		return ErrNotHeld
+	}
+	defer m.giveTurn()
+
+	c := m.client
+	if err := c.usable(); err != nil {
+		return err
+	}
+	r := m.acquisition.round
+	clock := c.options.clock
+	start := clock.Now()
+	// A replay carries the same identity, so the nodes announce one
+	// release.
+	var identity [releaseIdentityLength]byte
+	newReleaseIdentity(&identity)
+	m.start(r, nodeRelease, m.acquisition.token(), 0, identity[:])
+	waitErr := m.exchange(ctx, r)
+	elapsed := clock.Now().Sub(start)
+	if r.tally.got > 0 {
+		c.notifier.released(m, identity[:])
+	}
+
+	var err error
+	unusable := c.usable()
+	switch {
+	case !start.Before(ended.until):
+		err = fmt.Errorf("%w: the validity of %q ended %v before the unlock", ErrLockLost, m.key, start.Sub(ended.until))
+	case waitErr != nil:
+		err = fmt.Errorf("redlock: unlock %q: %w: the release goes on unconfirmed: %w", m.key, waitErr, r.tally.quorumError(m.key, c.addresses, elapsed))
+	case r.tally.got < c.need:
+		err = r.tally.quorumError(m.key, c.addresses, elapsed)
+	case unusable != nil:
+		// A node that connected during the round showed that two
+		// addresses reach one server: the count cannot be trusted.
+		err = unusable
+	}
+	c.stats.recordRelease(elapsed, err == nil)
+	if observer := c.options.Observer; observer != nil {
+		observer.OnRelease(ReleaseEvent{Key: m.key, Got: r.tally.got, Need: c.need, Elapsed: elapsed, Held: start.Sub(ended.acquired), Err: err})
+	}
+	return err
+}
+
+// dropEndedHold ends a hold that an attempt won but whose validity ended
+// before Lock or TryLock could return it: the attempt failed after all.
+// The keys are released on every node, without waiting (the release is
+// carried), and the observer is told the hold was lost unless it was
+// already. It returns the attempt's error, which matches ErrNotAcquired,
+// or nil when another goroutine unlocked the hold first (see
+// validAtReturn).
+func (m *Mutex) dropEndedHold(generation uint64) error {
+	ended, ok := m.endHold(generation)
+	if !ok {
+		return nil
+	}
+	c := m.client
+	m.start(m.acquisition.round, nodeQuietRelease, m.acquisition.token(), 0, nil)
+	m.send(m.acquisition.round)
+	now := c.options.clock.Now()
+	err := fmt.Errorf("%w: the validity of %q ended %v before the hold could be returned", ErrNotAcquired, m.key, now.Sub(ended.until))
+	if !ended.lost {
+		c.stats.recordLost()
+		if observer := c.options.Observer; observer != nil {
+			observer.OnLost(LostEvent{Key: m.key, Held: now.Sub(ended.acquired), Err: fmt.Errorf("%w: %w", ErrLockLost, err)})
+		}
+	}
+	return err
+}

@@ -1,0 +1,155 @@
+package redlock
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockmux/lockmux/mux"
+)
+
+// nodeRound is one round of a Mutex: one command of the protocol table
+// for every node, and the count of their replies. Every operation runs
+// its rounds through it: start writes the command, exchange sends it and
+// gathers the replies (or send sends it and leaves them to the
+// transport), and the tally says what each node answered. A nodeRound
+// belongs to one goroutine at a time; the Mutex's fields say whose.
+type nodeRound struct {
+	round   *mux.Round
+	command nodeOperation // the command written last
+	tally   tally
+}
+
+// newNodeRound returns a round over the Client's nodes for the Mutex's
+// keys.
+func (m *Mutex) newNodeRound() *nodeRound {
+	c := m.client
+	r := &nodeRound{round: c.group.NewRound()}
+	r.tally.nodes = make([]nodeOutcome, c.group.Len())
+	r.tally.keys = len(m.keys)
+	return r
+}
+
+// start writes command, with the Mutex's keys, the token and what its
+// row of the protocol table says follows the token (number, or identity
+// when it is not nil), for every node, and makes the tally ready to count
+// its replies. A release is carried (see releaseCarriedUntil). The nodes
+// skipped (mux.Round.Skip) before or after it stay skipped.
+func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number int64, identity []byte) {
+	row := &protocol[command]
+	r.command = command
+	keys := len(m.keys)
+	if row.fenced {
+		keys *= 2
+	}
+	arguments := 1
+	switch {
+	case row.argument == argumentNumber, row.argument == argumentIdentity && identity != nil:
+		arguments = 2
+	}
+	switch {
+	case row.script == nil:
+		r.round.StartCommand(6, "SET")
+		r.round.AppendString(m.key)
+		r.round.AppendBulk(token)
+		r.round.AppendString("NX")
+		r.round.AppendString("PX")
+		r.round.AppendInt(number)
+		return
+	case row.eval:
+		r.round.SetEval(row.script, keys, arguments)
+	default:
+		r.round.SetScript(row.script, keys, arguments)
+	}
+	for _, key := range m.keys {
+		r.round.AppendString(key)
+	}
+	if row.fenced {
+		for _, key := range m.fenceKeys {
+			r.round.AppendString(key)
+		}
+	}
+	r.round.AppendBulk(token)
+	switch {
+	case row.argument == argumentNumber:
+		r.round.AppendInt(number)
+	case arguments == 2:
+		r.round.AppendBulk(identity)
+	}
+	if row.carried {
+		r.round.Carry(m.releaseCarriedUntil(), m.key)
+	}
+}
+
+// exchange sends the round's command to every node not skipped and
+// gathers the replies until the round is decided, the nodes' deadline
+// (one node timeout) passes, or ctx ends; the nodes that failed are
+// reported. The error is ctx's when it ended first: the nodes' replies
+// are then read and dropped by the transport, and the connections go on.
+func (m *Mutex) exchange(ctx context.Context, r *nodeRound) error {
+	m.post(r)
+	return m.gather(ctx, r)
+}
+
+// post sends the round's command to every node not skipped, and makes
+// the tally ready to count its replies, which gather then reads.
+func (m *Mutex) post(r *nodeRound) {
+	c := m.client
+	r.tally.reset(r.command, c.need)
+	c.group.Send(r.round, c.roundDeadline())
+}
+
+// gather is the second half of exchange, for a round that post sent.
+func (m *Mutex) gather(ctx context.Context, r *nodeRound) error {
+	err := m.client.group.Wait(ctx, r.round, &r.tally)
+	m.reportNodeErrors(&r.tally)
+	return err
+}
+
+// send sends the round's command to every node not skipped without
+// waiting for the replies: the transport reads them, and finishes a
+// carried release whoever waits.
+func (m *Mutex) send(r *nodeRound) {
+	c := m.client
+	c.group.Send(r.round, c.roundDeadline())
+	c.group.Discard(r.round)
+}
+
+// roundDeadline is when the nodes' replies are due: one node timeout from
+// now. It is the nodes' deadline, never the caller's: a caller whose
+// context ends sooner stops waiting (mux.Group.Wait), and the connections
+// it shares with others go on.
+func (c *Client) roundDeadline() time.Time {
+	return time.Now().Add(c.options.NodeTimeout)
+}
+
+// releaseCarriedUntil is when a release sent now stops mattering on a node
+// that has not answered it: every command that could have set or extended
+// the keys before it was sent has run, or never will, by one node timeout
+// after it (the connection fails then, see mux.Round.Carry), and their TTL
+// has passed a TTL and the drift allowance later.
+func (m *Mutex) releaseCarriedUntil() time.Time {
+	c := m.client
+	return time.Now().Add(m.options.TTL + drift(m.options.TTL, c.options.DriftFactor) + c.options.NodeTimeout)
+}
+
+// reportNodeErrors counts the failed nodes of a round and tells the
+// observer about them.
+func (m *Mutex) reportNodeErrors(tally *tally) {
+	if tally.failed == 0 {
+		return
+	}
+	observer := m.client.options.Observer
+	for i, node := range tally.nodes {
+		switch node.outcome {
+		case OutcomeError, OutcomeTimeout, OutcomeNotSent:
+			if node.err == errNotAwaited {
+				continue
+			}
+			m.client.stats.recordNodeError(node.outcome)
+			if observer != nil {
+				observer.OnNodeError(NodeErrorEvent{Key: m.key, Operation: tally.operation(), Address: m.client.addresses[i],
+					Outcome: node.outcome, Latency: node.latency, Err: node.err})
+			}
+		}
+	}
+}
