@@ -133,14 +133,16 @@
 // *QuorumError with one NodeResult per node (confirmed, held by another,
 // missing or expired, error, timeout, not sent, with its latency); it
 // unwraps to the nodes' errors, so that errors.Is and errors.As see the
-// server errors and timeouts behind it. When too many nodes failed for a
+// server errors and timeouts behind it; the transport's failures (no
+// connection, no reply in time, a connection that broke) match
+// ErrNodeUnreachable, and a node's error reply does not. When too many
+// nodes failed for a
 // quorum to be possible, the error also matches ErrQuorumUnreachable and is
 // returned at once instead of being retried. Errors caused by the context
 // still match context.Canceled or context.DeadlineExceeded.
 // ErrReleaseUnconfirmed marks a release that a node never confirmed after
 // Unlock had returned (reported to the Observer, and by Client.Close).
-// ErrConfig marks
-// answers that retrying cannot fix (NOAUTH, WRONGPASS, NOPERM, WRONGTYPE,
+// ErrConfig marks answers that retrying cannot fix (NOAUTH, WRONGPASS, NOPERM, WRONGTYPE,
 // READONLY, cluster redirects, and ErrFenceCounter, a fencing counter that
 // is not an integer in range), ErrDuplicateNode two addresses that reach one
 // server, ErrInvalidOptions options that cannot be used, and ErrClosed calls

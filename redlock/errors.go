@@ -41,6 +41,15 @@ var (
 	// operation dictates.
 	ErrQuorumUnreachable = errors.New("redlock: quorum unreachable")
 
+	// ErrNodeUnreachable is matched by a node's error when the transport
+	// failed it: no connection (OutcomeNotSent), no reply in time
+	// (OutcomeTimeout, which also matches os.ErrDeadlineExceeded), or a
+	// connection that failed during the round, closed, reset or broken by
+	// a reply that is not valid RESP (OutcomeError). A node's error reply
+	// does not match it. Use errors.Is on a *QuorumError, a *NodeResult or
+	// a NodeErrorEvent's Err; no transport package need be imported.
+	ErrNodeUnreachable = errors.New("redlock: node unreachable")
+
 	// ErrInvalidOptions is wrapped by the errors of option validation. Their
 	// message names the field at fault.
 	ErrInvalidOptions = errors.New("redlock: invalid options")

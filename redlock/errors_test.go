@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
 )
 
 // testServerError stands for a server's error reply (resp.ServerError) in
@@ -193,4 +195,33 @@ func TestConfigErrorCodes(t *testing.T) {
 			assert.Equal(t, test.want, isConfigErrorCode(test.code))
 		})
 	}
+}
+
+// The transport's failures match ErrNodeUnreachable, so that a user can
+// tell them from the nodes' answers without importing the transport: a
+// node that is down, one that is too slow, and not a node's error reply.
+func TestTransportFailuresMatchErrNodeUnreachable(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	client := nodes.client(t, Options{NodeTimeout: 30 * time.Millisecond})
+	ctx := context.Background()
+	client.do(t, 0, "HSET", "wrong", "field", "value") // WRONGTYPE for the script's GET
+	nodes.servers[1].Shutdown()
+	nodes.servers[2].Stop()
+	defer nodes.servers[2].Cont()
+
+	err := client.NewMutex("wrong", MutexOptions{Keys: []string{"other"}}).TryLock(ctx)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	assert.ErrorIs(t, err, ErrNodeUnreachable)
+	var quorumError *QuorumError
+	require.ErrorAs(t, err, &quorumError)
+	// The connection to the node that shut down fails on the round's
+	// write or read, or was already found closed.
+	assert.Contains(t, []Outcome{OutcomeNotSent, OutcomeError}, quorumError.Nodes[1].Outcome)
+	assert.Equal(t, OutcomeTimeout, quorumError.Nodes[2].Outcome)
+	for i, node := range quorumError.Nodes {
+		assert.Equal(t, i > 0, errors.Is(&node, ErrNodeUnreachable), "node %d: %v", i, node.Err)
+	}
+	assert.ErrorIs(t, &quorumError.Nodes[0], ErrConfig, "WRONGTYPE is the node's answer")
+	assert.ErrorIs(t, &quorumError.Nodes[2], os.ErrDeadlineExceeded)
 }

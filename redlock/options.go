@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // Defaults of Options. A zero field of Options means its default.
@@ -23,9 +24,6 @@ const (
 	// of a blocked Lock (see Options.RetryDelayMin).
 	defaultRetryDelayMin = 10 * time.Millisecond
 	defaultRetryDelayMax = 60 * time.Millisecond
-	// DefaultClientName is the connection name the nodes show in CLIENT
-	// LIST.
-	DefaultClientName = "lockmux"
 )
 
 // Protocol is the version of the protocol spoken with the nodes, for
@@ -130,7 +128,7 @@ type Options struct {
 	Protocol Protocol
 
 	// ClientName is sent with CLIENT SETNAME, so that the connections are
-	// recognised in CLIENT LIST. Zero means DefaultClientName ("lockmux").
+	// recognised in CLIENT LIST. Zero means "lockmux".
 	// It must consist of printable ASCII characters other than space.
 	ClientName string
 
@@ -240,7 +238,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	if o.ClientName == "" {
-		o.ClientName = DefaultClientName
+		o.ClientName = naming.DefaultClientName
 	}
 	for i := 0; i < len(o.ClientName); i++ {
 		if o.ClientName[i] <= ' ' || o.ClientName[i] > '~' {

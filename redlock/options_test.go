@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ func TestOptionsDefaults(t *testing.T) {
 	assert.Equal(t, defaultDriftFactor, options.DriftFactor)
 	assert.Equal(t, defaultRetryDelayMin, options.RetryDelayMin)
 	assert.Equal(t, defaultRetryDelayMax, options.RetryDelayMax)
-	assert.Equal(t, DefaultClientName, options.ClientName)
+	assert.Equal(t, naming.DefaultClientName, options.ClientName)
 	assert.Equal(t, ProtocolAuto, options.Protocol)
 	assert.Equal(t, realClock{}, options.clock)
 	assert.Nil(t, options.Observer)

@@ -95,11 +95,13 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 				// Rejected credentials or permissions: retrying cannot help.
 				return nodeOutcome{outcome: OutcomeNotSent, err: fmt.Errorf("%w: %w", ErrConfig, err), config: true}
 			}
-			return nodeOutcome{outcome: OutcomeNotSent, err: err}
+			return nodeOutcome{outcome: OutcomeNotSent, err: fmt.Errorf("%w: %w", ErrNodeUnreachable, err)}
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			return nodeOutcome{outcome: OutcomeTimeout, err: err}
+			return nodeOutcome{outcome: OutcomeTimeout, err: fmt.Errorf("%w: %w", ErrNodeUnreachable, err)}
 		}
-		return nodeOutcome{outcome: OutcomeError, err: err}
+		// The connection failed: closed, reset, or a reply that broke the
+		// protocol.
+		return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w: %w", ErrNodeUnreachable, err)}
 	}
 	command := &protocol[t.command]
 	reply := round.Reply(node)

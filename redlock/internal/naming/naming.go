@@ -13,3 +13,8 @@ const ReleasedChannelPrefix = "lockmux:released:"
 // ReleaseChannelsRule is the ACL rule that lets a user publish and
 // subscribe to the release channels.
 const ReleaseChannelsRule = "&" + ReleasedChannelPrefix + "*"
+
+// DefaultClientName is the connection name the nodes show in CLIENT LIST
+// for the connections of a Client, and of the tools, whose options leave
+// it empty.
+const DefaultClientName = "lockmux"

@@ -6,12 +6,13 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // GroupOptions returns the options of the connections that options ask
 // for, as redlock.New makes them for a Client: the credentials, the TLS
 // configuration, the dial timeout, the client name and the protocol, a zero
-// field taking redlock's default (defaultDialTimeout, DefaultClientName).
+// field taking redlock's default (mux.DefaultDialTimeout, naming.DefaultClientName).
 // The other fields of redlock.Options configure locks and play no part. A
 // value that redlock.New refuses in one of these fields gives an error
 // matching redlock.ErrInvalidOptions that names the field.
@@ -22,7 +23,7 @@ func GroupOptions(options redlock.Options) (mux.Options, error) {
 	case options.Protocol != redlock.ProtocolAuto && options.Protocol != redlock.ProtocolRESP2 && options.Protocol != redlock.ProtocolRESP3:
 		return mux.Options{}, fmt.Errorf("%w: Options.Protocol %v is not 0, 2 or 3", redlock.ErrInvalidOptions, options.Protocol)
 	}
-	clientName := cmp.Or(options.ClientName, redlock.DefaultClientName)
+	clientName := cmp.Or(options.ClientName, naming.DefaultClientName)
 	for i := 0; i < len(clientName); i++ {
 		if clientName[i] <= ' ' || clientName[i] > '~' {
 			return mux.Options{}, fmt.Errorf("%w: Options.ClientName %q holds a space or a character that is not printable ASCII",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/redlock/internal/transport"
 )
 
@@ -48,7 +49,7 @@ func TestGroupOptionsDefaults(t *testing.T) {
 	groupOptions, err := transport.GroupOptions(redlock.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, mux.DefaultDialTimeout, groupOptions.DialTimeout)
-	assert.Equal(t, redlock.DefaultClientName, groupOptions.ClientName)
+	assert.Equal(t, naming.DefaultClientName, groupOptions.ClientName)
 	assert.Equal(t, redlock.ProtocolAuto, groupOptions.Protocol)
 }
 
