@@ -31,7 +31,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		if subscribed {
 			answered = m.startAttempt()
 		}
-		elapsed, generation, err := m.attempt(ctx)
+		elapsed, generation, err := m.attempt(ctx, attempt > 1)
 		var failure error // the attempt's error once it failed
 		switch {
 		case err == nil:
@@ -71,7 +71,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
 			return failure
 		}
-		listen := false
+		listen, refusedFor := false, time.Duration(0)
 		switch {
 		case err == nil:
 			// A hold that ended before it was returned: try again at the
@@ -90,8 +90,12 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 				subscribed = c.notifier.register(m)
 			}
 			listen = subscribed
+			// A holder that simply expires announces nothing: the wait
+			// ends, at the latest, when a quorum of nodes stops refusing,
+			// as they told.
+			refusedFor = tally.refusedOnQuorumFor()
 		}
-		if err := m.sleep(ctx, m.retryDelay(), listen); err != nil {
+		if err := m.sleep(ctx, m.retryDelay(), listen, refusedFor); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure)
 		}
 	}
@@ -103,8 +107,9 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 // checks the hold's validity once more before it returns it (see
 // validAtReturn). On failure it sends the release to every node that may
 // have set the key and returns errAttemptFailed, with the details in the
-// acquisition round's tally.
-func (m *Mutex) attempt(ctx context.Context) (time.Duration, uint64, error) {
+// acquisition round's tally. The attempts of a Lock that waits (waiting)
+// learn how long each node will refuse, even for a single key.
+func (m *Mutex) attempt(ctx context.Context, waiting bool) (time.Duration, uint64, error) {
 	c := m.client
 	a := &m.acquisition
 	if err := c.usable(); err != nil {
@@ -129,6 +134,8 @@ func (m *Mutex) attempt(ctx context.Context) (time.Duration, uint64, error) {
 		command = nodeAcquireFenced
 	case len(m.keys) > 1:
 		command = nodeAcquireMulti
+	case waiting:
+		command = nodeAcquireWaiting
 	}
 	m.start(a.round, command, a.token(), m.options.TTL.Milliseconds(), nil)
 	waitErr := m.exchange(ctx, a.round)

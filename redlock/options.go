@@ -70,7 +70,7 @@ type Options struct {
 	TLSConfig *tls.Config
 
 	// DialTimeout bounds one dial to a node with its handshake. Zero means
-	// defaultDialTimeout (2 s); negative is invalid.
+	// 2 s; negative is invalid.
 	DialTimeout time.Duration
 
 	// NodeTimeout bounds the wait for one node's reply within a round: it
@@ -86,8 +86,8 @@ type Options struct {
 
 	// DriftFactor is the fraction of the TTL allowed for the clock drift
 	// between the client and the nodes: the validity of a hold is ttl −
-	// elapsed − (ttl·DriftFactor + 2 ms). Zero means defaultDriftFactor
-	// (0.01); it must be finite, not negative and below 1.
+	// elapsed − (ttl·DriftFactor + 2 ms). Zero means 0.01; it must be
+	// finite, not negative and below 1.
 	DriftFactor float64
 
 	// RetryDelayMin and RetryDelayMax bound the retry delay d of a blocked
@@ -98,8 +98,11 @@ type Options struct {
 	//     nodes let the attempt set the keys but too few (a split vote), and
 	//     while fewer than a quorum of nodes can announce releases (see the
 	//     package documentation);
-	//   - otherwise, for the release of one of its keys, at most 8·d. Only
-	//     these causes end that wait sooner: a release of one of its keys,
+	//   - otherwise, for the release of one of its keys, at most 8·d, and at
+	//     most until a quorum of nodes stops refusing, as the attempt's
+	//     nodes told (the remaining TTL of the keys they hold: a holder that
+	//     simply expires announces nothing). Only these causes end that
+	//     wait sooner: a release of one of its keys,
 	//     announced by a quorum of nodes or by an Unlock of the same Client,
 	//     which wakes at most one waiter of the Client per key; once, a
 	//     quorum of nodes confirming the subscriptions the Lock waits on (a
@@ -111,8 +114,7 @@ type Options struct {
 	//
 	// A Lock whose round found so many nodes down that no attempt could win
 	// dials them and tries once more, without a delay, as soon as they are
-	// connected or failed. Zero means defaultRetryDelayMin (10 ms) and
-	// defaultRetryDelayMax (60 ms). When only one bound is set and it falls
+	// connected or failed. Zero means 10 ms and 60 ms. When only one bound is set and it falls
 	// outside the default range, the other bound takes its value. Negative
 	// values, or a minimum above the maximum, are invalid. A MutexOptions
 	// may override both.

@@ -14,6 +14,10 @@ type nodeOperation uint8
 const (
 	// nodeAcquire sets one key: SET key token NX PX ttl.
 	nodeAcquire nodeOperation = iota
+	// nodeAcquireWaiting sets one key as nodeAcquire does, and tells how
+	// long the key lives when it exists: the attempts of a Lock that
+	// waits.
+	nodeAcquireWaiting
 	// nodeAcquireMulti sets several keys, all or nothing.
 	nodeAcquireMulti
 	// nodeAcquireFenced sets the keys and reads their fencing counters.
@@ -61,71 +65,76 @@ type nodeCommand struct {
 	// argument is what follows the token.
 	argument argumentKind
 	// read tells what a reply that is not an error means for a command
-	// over keys lock keys: the node's outcome and the number it carries
-	// (a counter, a remaining TTL). ok is false for a reply the script
-	// never gives.
+	// over keys lock keys: the node's outcome and the number it carries:
+	// the counter of a fenced acquisition, the remaining TTL of a check,
+	// and for an acquisition refused, how long the node will refuse in
+	// milliseconds (-1 when it cannot tell). ok is false for a reply the
+	// script never gives.
 	read func(reply resp.Value, keys int) (outcome Outcome, number int64, ok bool)
 }
 
 // protocol is the protocol table: every command a Mutex sends to a node.
 var protocol = [...]nodeCommand{
-	nodeAcquire:       {operation: OperationLock, argument: argumentNumber, read: readSet},
-	nodeAcquireMulti:  {operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquireMulti},
-	nodeAcquireFenced: {operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
-	nodeCommitFence:   {operation: OperationLock, script: commitFenceLua, fenced: true, argument: argumentNumber, read: readCommitFence},
-	nodeRelease:       {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
-	nodeQuietRelease:  {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, read: readRelease},
-	nodeExtend:        {operation: OperationExtend, script: extendLua, argument: argumentNumber, read: readExtend},
-	nodeRepair:        {operation: OperationExtend, script: repairLua, eval: true, argument: argumentNumber, read: readRepair},
-	nodeCheck:         {operation: OperationResume, script: checkLua, read: readCheck},
+	nodeAcquire:        {operation: OperationLock, argument: argumentNumber, read: readAcquire},
+	nodeAcquireWaiting: {operation: OperationLock, script: acquireWaitingLua, argument: argumentNumber, read: readAcquire},
+	nodeAcquireMulti:   {operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquire},
+	nodeAcquireFenced:  {operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeCommitFence:    {operation: OperationLock, script: commitFenceLua, fenced: true, argument: argumentNumber, read: readCommitFence},
+	nodeRelease:        {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
+	nodeQuietRelease:   {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, read: readRelease},
+	nodeExtend:         {operation: OperationExtend, script: extendLua, argument: argumentNumber, read: readExtend},
+	nodeRepair:         {operation: OperationExtend, script: repairLua, eval: true, argument: argumentNumber, read: readRepair},
+	nodeCheck:          {operation: OperationResume, script: checkLua, read: readCheck},
 }
 
 // The scripts of the protocol, each sent by its SHA1 (EVALSHA) unless its
 // row says eval.
 var (
-	acquireMultiLua  = newScript(acquireMultiScript)
-	acquireFencedLua = newScript(acquireFencedScript)
-	commitFenceLua   = newScript(commitFenceScript)
-	releaseLua       = newScript(releaseScript)
-	extendLua        = newScript(extendScript)
-	repairLua        = newScript(repairScript)
-	checkLua         = newScript(checkScript)
+	acquireMultiLua   = newScript(acquireMultiScript)
+	acquireWaitingLua = newScript(acquireWaitingScript)
+	acquireFencedLua  = newScript(acquireFencedScript)
+	commitFenceLua    = newScript(commitFenceScript)
+	releaseLua        = newScript(releaseScript)
+	extendLua         = newScript(extendScript)
+	repairLua         = newScript(repairScript)
+	checkLua          = newScript(checkScript)
 )
 
-// readSet reads SET NX: OK, or nil when the key exists.
-func readSet(reply resp.Value, _ int) (Outcome, int64, bool) {
+// readAcquire reads an acquisition: OK; or nil, from SET NX, for a key
+// that exists; or, from the scripts, the remaining TTL of the keys that
+// exist.
+func readAcquire(reply resp.Value, _ int) (Outcome, int64, bool) {
 	switch {
 	case reply.IsOK():
 		return OutcomeConfirmed, 0, true
 	case reply.Null:
-		return OutcomeHeld, 0, true
+		return OutcomeHeld, refusalUnknown, true
 	}
-	return 0, 0, false
+	return readRefusal(reply)
 }
 
-// readAcquireMulti reads acquireMultiScript.
-func readAcquireMulti(reply resp.Value, _ int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger {
-		switch reply.Int {
-		case acquireMultiAcquired:
-			return OutcomeConfirmed, 0, true
-		case acquireMultiRefused:
-			return OutcomeHeld, 0, true
-		}
-	}
-	return 0, 0, false
-}
-
-// readAcquireFenced reads acquireFencedScript: the largest counter, or a
-// refusal.
+// readAcquireFenced reads acquireFencedScript: the largest counter, or
+// the remaining TTL of the keys that exist.
 func readAcquireFenced(reply resp.Value, _ int) (Outcome, int64, bool) {
-	switch {
-	case reply.Type == resp.TypeBulkString && !reply.Null:
+	if reply.Type == resp.TypeBulkString && !reply.Null {
 		if counter, ok := parseCounter(reply.Str); ok {
 			return OutcomeConfirmed, counter, true
 		}
-	case reply.Type == resp.TypeInteger && reply.Int == acquireFencedRefused:
-		return OutcomeHeld, 0, true
+		return 0, 0, false
+	}
+	return readRefusal(reply)
+}
+
+// refusalUnknown is the number of a refused acquisition when the node
+// cannot tell how long it will refuse: a key without a TTL, or SET NX,
+// which does not say.
+const refusalUnknown = -1
+
+// readRefusal reads the refusal of an acquisition script: how long the
+// node will refuse, in milliseconds, or refusalUnknown.
+func readRefusal(reply resp.Value) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger && reply.Int >= refusalUnknown {
+		return OutcomeHeld, reply.Int, true
 	}
 	return 0, 0, false
 }

@@ -20,8 +20,9 @@ import (
 // up to 2^53: the scripts compare them as decimal strings, and the client
 // does the arithmetic on int64.
 //
-// A single-key acquisition does not use a script: it is a plain
-// SET key token NX PX ttl.
+// The first attempt of a single-key acquisition does not use a script: it
+// is a plain SET key token NX PX ttl. The attempts of a Lock that waits
+// use acquireWaitingScript, which also tells when the key will be free.
 var (
 	// releaseScript deletes every key that holds the token (compare and
 	// delete). It returns the number of keys released: len(KEYS) means the
@@ -40,13 +41,21 @@ var (
 	extendScript string
 
 	// acquireMultiScript sets every key with SET NX PX ARGV[2]
-	// (milliseconds), all or nothing: if a key already exists, it deletes
-	// the keys it set and returns acquireMultiRefused; otherwise
-	// acquireMultiAcquired. A key of the wrong type fails with WRONGTYPE
+	// (milliseconds), all or nothing: it returns OK when it set them all;
+	// if a key already exists, it deletes the keys it set and returns the
+	// longest remaining TTL of the keys that exist, in milliseconds, or -1
+	// when one has none. A key of the wrong type fails with WRONGTYPE
 	// after that clean-up.
 	//
 	//go:embed scripts/acquire_multi.lua
 	acquireMultiScript string
+
+	// acquireWaitingScript sets one key as SET NX PX ARGV[2] does, for a
+	// Lock that waits: it returns OK, or the remaining TTL of the key that
+	// exists, in milliseconds, or -1 when it has none.
+	//
+	//go:embed scripts/acquire_waiting.lua
+	acquireWaitingScript string
 
 	// checkScript tells whether every key holds the token, to resume a hold.
 	// It returns the smallest remaining TTL in milliseconds (≥ 0) when every
@@ -67,9 +76,10 @@ var (
 	// acquireFencedScript is acquireMultiScript with each lock key's
 	// fencing counter as further keys, after the lock keys: when it set
 	// every lock key, it returns the largest counter as a decimal string
-	// ("0" when none exists), otherwise acquireFencedRefused. A counter
-	// that is not a decimal integer from 0 to 2^63−2 is refused before any
-	// key is set, with an error reply whose code is fenceErrorCode.
+	// ("0" when none exists), otherwise the remaining TTL as
+	// acquireMultiScript does. A counter that is not a decimal integer from
+	// 0 to 2^63−2 is refused before any key is set, with an error reply
+	// whose code is fenceErrorCode.
 	//
 	//go:embed scripts/acquire_fenced.lua
 	acquireFencedScript string
@@ -86,10 +96,6 @@ var (
 // a counter, or a fence, that is not a decimal integer in their range.
 const fenceErrorCode = "FENCE"
 
-// acquireFencedRefused is the reply of acquireFencedScript when a lock key
-// already existed.
-const acquireFencedRefused = -1
-
 // Replies of extendScript.
 const (
 	// extendExtended means every key held the token and was extended.
@@ -98,14 +104,6 @@ const (
 	extendMissing = 0
 	// extendHeld means a key holds another token; nothing was changed.
 	extendHeld = -1
-)
-
-// Replies of acquireMultiScript.
-const (
-	// acquireMultiAcquired means every key was set.
-	acquireMultiAcquired = 1
-	// acquireMultiRefused means a key already existed; no key was left set.
-	acquireMultiRefused = 0
 )
 
 // Replies of checkScript other than a remaining TTL.

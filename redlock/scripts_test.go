@@ -123,6 +123,7 @@ const (
 	stateMissing
 	stateExpired
 	stateWrongType
+	statePersistent // held by another, without a TTL
 )
 
 // prepare puts key into state, with a TTL of 10 s where it applies.
@@ -138,6 +139,8 @@ func prepare(t *testing.T, server *miniredis.Miniredis, client *scriptClient, ke
 		server.FastForward(1001 * time.Millisecond)
 	case stateWrongType:
 		require.Equal(t, int64(1), client.do(t, "RPUSH", key, "x"))
+	case statePersistent:
+		require.Equal(t, "OK", client.do(t, "SET", key, otherToken))
 	}
 }
 
@@ -290,14 +293,15 @@ func TestAcquireMultiScript(t *testing.T) {
 	tests := []struct {
 		name      string
 		states    []setupState
-		want      int64
+		want      any // "OK", or the longest remaining TTL of the keys that exist
 		wrongType bool
 	}{
-		{name: "free", states: []setupState{stateMissing, stateMissing, stateMissing}, want: acquireMultiAcquired},
-		{name: "expired", states: []setupState{stateExpired, stateMissing}, want: acquireMultiAcquired},
-		{name: "held by another", states: []setupState{stateMissing, stateOther, stateMissing}, want: acquireMultiRefused},
-		{name: "held by us", states: []setupState{stateMissing, stateOurs}, want: acquireMultiRefused},
-		{name: "last key held by another", states: []setupState{stateMissing, stateMissing, stateOther}, want: acquireMultiRefused},
+		{name: "free", states: []setupState{stateMissing, stateMissing, stateMissing}, want: "OK"},
+		{name: "expired", states: []setupState{stateExpired, stateMissing}, want: "OK"},
+		{name: "held by another", states: []setupState{stateMissing, stateOther, stateMissing}, want: int64(10000)},
+		{name: "held by us", states: []setupState{stateMissing, stateOurs}, want: int64(10000)},
+		{name: "last key held by another", states: []setupState{stateMissing, stateMissing, stateOther}, want: int64(10000)},
+		{name: "a key without TTL", states: []setupState{stateMissing, statePersistent}, want: int64(-1)},
 		{name: "wrong type", states: []setupState{stateMissing, stateWrongType, stateMissing}, wrongType: true},
 	}
 	for _, test := range tests {
@@ -315,7 +319,7 @@ func TestAcquireMultiScript(t *testing.T) {
 			}
 			for i, key := range keys {
 				switch {
-				case test.want == acquireMultiAcquired && !test.wrongType:
+				case test.want == "OK" && !test.wrongType:
 					value, err := server.Get(key)
 					require.NoError(t, err)
 					assert.Equal(t, ourToken, value)
@@ -383,4 +387,45 @@ func lockKeys(n int) []string {
 		keys[i] = "lock:" + strconv.Itoa(i)
 	}
 	return keys
+}
+
+func TestAcquireWaitingScript(t *testing.T) {
+	tests := []struct {
+		name  string
+		state setupState
+		want  any // "OK", or the remaining TTL of the key that exists
+	}{
+		{name: "free", state: stateMissing, want: "OK"},
+		{name: "expired", state: stateExpired, want: "OK"},
+		{name: "held by another", state: stateOther, want: int64(10000)},
+		{name: "held by us", state: stateOurs, want: int64(10000)},
+		{name: "held without a TTL", state: statePersistent, want: int64(-1)},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			server, client := scriptServer(t)
+			prepare(t, server, client, "lock:0", test.state)
+			assert.Equal(t, test.want, client.eval(t, acquireWaitingScript, []string{"lock:0"}, ourToken, "5000"))
+			if test.want == "OK" {
+				value, err := server.Get("lock:0")
+				require.NoError(t, err)
+				assert.Equal(t, ourToken, value)
+				assert.Equal(t, 5*time.Second, server.TTL("lock:0"))
+			}
+		})
+	}
+}
+
+// A refused fenced acquisition tells how long the node will refuse: the
+// longest remaining TTL of the lock keys that exist.
+func TestAcquireFencedScriptRefusalTellsTheRemainingTTL(t *testing.T) {
+	server, client := scriptServer(t)
+	require.Equal(t, "OK", client.do(t, "SET", "lock:1", otherToken, "PX", "7000"))
+	require.Equal(t, "OK", client.do(t, "SET", "lock:2", otherToken, "PX", "3000"))
+	keys := []string{"lock:0", "lock:1", "lock:2", "lock:0" + fenceKeySuffix, "lock:1" + fenceKeySuffix, "lock:2" + fenceKeySuffix}
+	assert.Equal(t, int64(7000), client.eval(t, acquireFencedScript, keys, ourToken, "10000"))
+	assert.False(t, server.Exists("lock:0"), "the key the call set is deleted again")
+
+	require.Equal(t, int64(1), client.do(t, "PERSIST", "lock:2"))
+	assert.Equal(t, int64(-1), client.eval(t, acquireFencedScript, keys, ourToken, "10000"), "a key without a TTL")
 }

@@ -128,6 +128,46 @@ func (t *tally) unreachable() bool {
 	return len(t.nodes)-t.down < t.need
 }
 
+// refusedOnQuorumFor returns how long, after an acquisition round, a
+// quorum of nodes will go on refusing, as the nodes told: the time until
+// the need-th node frees the keys, a node that confirmed counting as free
+// at once (its keys were released after the failed attempt). It returns 0
+// when no quorum of nodes told, and then the wait is not bounded by it.
+func (t *tally) refusedOnQuorumFor() time.Duration {
+	known := func(node nodeOutcome) (int64, bool) {
+		switch {
+		case node.outcome == OutcomeConfirmed:
+			return 0, true
+		case node.outcome == OutcomeHeld && node.number >= 0:
+			return node.number, true
+		}
+		return 0, false
+	}
+	best := int64(-1)
+	for _, candidate := range t.nodes {
+		v, ok := known(candidate)
+		if !ok || (best >= 0 && v >= best) {
+			continue
+		}
+		free := 0 // the nodes free by the time v passes
+		for _, node := range t.nodes {
+			if w, ok := known(node); ok && w <= v {
+				free++
+			}
+		}
+		if free >= t.need {
+			best = v
+		}
+	}
+	if best < 0 {
+		return 0
+	}
+	// A millisecond more: a node counts its TTL from when it ran the
+	// command, before its reply came, and a key expires at the end of
+	// its last millisecond.
+	return time.Duration(best+1) * time.Millisecond
+}
+
 // mayHoldKey reports whether node i may have set the lock key in an
 // acquisition round: it confirmed, or its outcome is unknown. Only a
 // definite refusal, or a command that was never sent, rules it out.

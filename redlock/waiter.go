@@ -98,14 +98,18 @@ func (m *Mutex) retryDelay() time.Duration {
 // sleep waits between two attempts of Lock, on a timer the Mutex reuses,
 // as Options.RetryDelayMin says: for the retry delay d, or, when listen is
 // set, for the release of one of the keys, at most d times the notifier's
-// fallback factor, or d once too few nodes can notify (causeShorten). A
-// causeLook ends the wait of a listening Lock at once; ctx and Client.Close
-// end any wait.
-func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool) error {
+// fallback factor or refusedFor when it is not 0 (the time the last
+// attempt's nodes said they would go on refusing), and d once too few
+// nodes can notify (causeShorten). A causeLook ends the wait of a
+// listening Lock at once; ctx and Client.Close end any wait.
+func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool, refusedFor time.Duration) error {
 	w := &m.wait
 	bound := d
 	if listen {
 		bound *= m.client.notifier.fallback()
+		if refusedFor > 0 && refusedFor < bound {
+			bound = refusedFor
+		}
 	}
 	if w.timer == nil {
 		w.timer = time.NewTimer(bound)

@@ -303,3 +303,48 @@ func TestRenewedSubscriptionWakesAWaiter(t *testing.T) {
 	require.NoError(t, result.err)
 	require.NoError(t, waiter.Unlock(context.Background()))
 }
+
+// Item 11 of issue 13: a holder that simply expires announces nothing. A
+// waiting Lock learns from its refused attempt how long a quorum of nodes
+// will go on refusing, and tries again when that ends, not at its
+// fallback (here 40 s, past the context). One attempt suffices then: the
+// bound is the quorum's, the second shortest of three TTLs, not the
+// shortest.
+func TestWaiterTriesAgainWhenTheHolderExpiresOnAQuorum(t *testing.T) {
+	for _, keys := range [][]string{nil, {"expiring:b"}} {
+		name := "one key"
+		if keys != nil {
+			name = "two keys"
+		}
+		t.Run(name, func(t *testing.T) {
+			nodes := startCluster(t, 3, redistest.Options{})
+			observer := &recordingObserver{}
+			client := nodes.client(t, Options{RetryDelayMin: 5 * time.Second, RetryDelayMax: 5 * time.Second, Observer: observer})
+			last := "expiring:a"
+			if keys != nil {
+				last = keys[0]
+			}
+			for i, ttl := range []string{"300", "500", "30000"} {
+				client.do(t, i, "SET", last, "another holder", "PX", ttl)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+			defer cancel()
+			m := client.NewMutex("expiring:a", MutexOptions{Keys: keys})
+			require.NoError(t, m.Lock(ctx), "woken when a quorum of nodes stopped refusing")
+			assert.Equal(t, m.Token(), client.values(t, last)[1], "node 1's key had expired")
+			require.NoError(t, m.Unlock(context.Background()))
+
+			observer.mu.Lock()
+			defer observer.mu.Unlock()
+			failed := 0
+			for _, event := range observer.acquires {
+				if event.Err != nil {
+					failed++
+				}
+			}
+			// The first attempt, and the look once the subscription was
+			// confirmed; the third waits for the quorum and wins.
+			assert.LessOrEqual(t, failed, 2, "no attempt wasted before the quorum's keys expired")
+		})
+	}
+}

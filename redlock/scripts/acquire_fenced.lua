@@ -4,8 +4,10 @@
 -- KEYS: the n lock keys, then their n counter keys in the same order.
 -- ARGV[1]: the token. ARGV[2]: the TTL in milliseconds.
 -- Returns the largest counter as a decimal string ("0" when none exists)
--- when every lock key was set, -1 when some key already existed; then the
--- keys this call set are deleted again.
+-- when every lock key was set. When some key already existed, the keys
+-- this call set are deleted again, and it returns how long the node will
+-- refuse: the longest remaining TTL of the lock keys that exist, in
+-- milliseconds, or -1 when one of them has no TTL.
 -- The counters are compared as decimal strings, never as Lua numbers,
 -- which are doubles and cannot tell 2^53 from 2^53+1. A counter that is
 -- not a decimal integer from 0 to 9223372036854775806 (the largest with a
@@ -45,7 +47,17 @@ for i = 1, locks do
       end
     end
     redis.call("GET", KEYS[i])
-    return -1
+    local longest = 0
+    for j = 1, locks do
+      local ttl = redis.call("PTTL", KEYS[j])
+      if ttl == -1 then
+        return -1
+      end
+      if ttl > longest then
+        longest = ttl
+      end
+    end
+    return longest
   end
 end
 return largest
