@@ -2,14 +2,9 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
-
-// errAttemptFailed reports that an attempt ran and did not win a quorum;
-// the details are in the acquisition round's tally.
-var errAttemptFailed = errors.New("redlock: attempt failed")
 
 // acquireWithRetries runs attempts until one wins a hold that is still
 // valid when it is returned, an attempt fails for good, MaxTries attempts

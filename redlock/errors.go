@@ -70,6 +70,17 @@ var (
 	// MutexOptions.MaxHold.
 	errMaxHold = fmt.Errorf("%w: the hold reached MutexOptions.MaxHold", ErrLockLost)
 
+	// errAttemptFailed reports that an attempt ran and did not win a quorum;
+	// the details are in the acquisition round's tally.
+	errAttemptFailed = errors.New("redlock: attempt failed")
+
+	// errNotAwaited is the error of a node whose reply was not awaited because
+	// the round was already decided. Its outcome is unknown.
+	errNotAwaited = errors.New("redlock: reply not awaited: the round was already decided")
+
+	// errUnexpectedReply is wrapped for replies no version of the scripts gives.
+	errUnexpectedReply = errors.New("redlock: unexpected reply")
+
 	// errClientClosed ends the holds of a Client that is closed: nothing
 	// renews them or watches their validity any more. It matches
 	// ErrLockLost and ErrClosed.

@@ -10,13 +10,6 @@ import (
 	"github.com/lockmux/lockmux/resp"
 )
 
-// errNotAwaited is the error of a node whose reply was not awaited because
-// the round was already decided. Its outcome is unknown.
-var errNotAwaited = errors.New("redlock: reply not awaited: the round was already decided")
-
-// errUnexpectedReply is wrapped for replies no version of the scripts gives.
-var errUnexpectedReply = errors.New("redlock: unexpected reply")
-
 // nodeOutcome is what one node answered in a round.
 type nodeOutcome struct {
 	outcome Outcome
