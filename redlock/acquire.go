@@ -26,7 +26,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		if subscribed {
 			answered = m.startAttempt()
 		}
-		elapsed, generation, err := m.attempt(ctx, attempt > 1)
+		elapsed, generation, err := m.attempt(ctx, attempt)
 		var failure error // the attempt's error once it failed
 		switch {
 		case err == nil:
@@ -102,9 +102,10 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 // checks the hold's validity once more before it returns it (see
 // validAtReturn). On failure it sends the release to every node that may
 // have set the key and returns errAttemptFailed, with the details in the
-// acquisition round's tally. The attempts of a Lock that waits (waiting)
-// learn how long each node will refuse, even for a single key.
-func (m *Mutex) attempt(ctx context.Context, waiting bool) (time.Duration, uint64, error) {
+// acquisition round's tally. number counts the attempts of one Lock from
+// 1; the attempts after the first, those of a Lock that waits, learn how
+// long each node will refuse, even for a single key.
+func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64, error) {
 	c := m.client
 	a := &m.acquisition
 	if err := c.usable(); err != nil {
@@ -118,7 +119,7 @@ func (m *Mutex) attempt(ctx context.Context, waiting bool) (time.Duration, uint6
 	}
 	clock := c.options.clock
 	if m.options.Token != "" {
-		if elapsed, generation := m.resume(ctx); generation != 0 {
+		if elapsed, generation := m.resume(ctx, number); generation != 0 {
 			return elapsed, generation, nil
 		}
 	}
@@ -129,7 +130,7 @@ func (m *Mutex) attempt(ctx context.Context, waiting bool) (time.Duration, uint6
 		command = nodeAcquireFenced
 	case len(m.keys) > 1:
 		command = nodeAcquireMulti
-	case waiting:
+	case number > 1:
 		command = nodeAcquireWaiting
 	}
 	m.start(a.round, command, a.token(), m.options.TTL.Milliseconds(), nil)
@@ -155,7 +156,7 @@ func (m *Mutex) attempt(ctx context.Context, waiting bool) (time.Duration, uint6
 		got := tally.got
 		generation := m.startHold(start, end.Add(remaining), fence, tally)
 		if observer := c.options.Observer; observer != nil {
-			observer.OnAcquire(AcquireEvent{Key: m.key, Got: got, Need: c.need, Elapsed: elapsed, Validity: remaining})
+			observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: got, Need: c.need, Elapsed: elapsed, Validity: remaining})
 		}
 		return elapsed, generation, nil
 	}
@@ -164,7 +165,7 @@ func (m *Mutex) attempt(ctx context.Context, waiting bool) (time.Duration, uint6
 		return elapsed, 0, unusable
 	}
 	if observer := c.options.Observer; observer != nil {
-		observer.OnAcquire(AcquireEvent{Key: m.key, Got: tally.got, Need: c.need, Elapsed: elapsed,
+		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: tally.got, Need: c.need, Elapsed: elapsed,
 			Err: tally.quorumError(m.key, c.addresses, elapsed)})
 	}
 	if ctx.Err() != nil {

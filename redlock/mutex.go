@@ -138,7 +138,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	default:
 		return errHeldLocally
 	}
-	elapsed, generation, err := m.attempt(ctx, false)
+	elapsed, generation, err := m.attempt(ctx, 1)
 	if err == nil {
 		if m.validAtReturn(generation) {
 			return nil // nothing runs between the check and the return

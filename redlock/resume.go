@@ -14,8 +14,9 @@ import (
 // follows the TTL it set, never the resumer's MutexOptions.TTL: a hold
 // resumed at once is valid no longer than its acquirer's. It returns the
 // hold's generation, 0 when the hold was not resumed: the attempt then
-// goes on as an acquisition with the same token.
-func (m *Mutex) resume(ctx context.Context) (time.Duration, uint64) {
+// goes on as an acquisition with the same token. attempt is the number of
+// the attempt it begins, which the observer is told.
+func (m *Mutex) resume(ctx context.Context, attempt int) (time.Duration, uint64) {
 	c := m.client
 	clock := c.options.clock
 	start := clock.Now()
@@ -46,7 +47,7 @@ func (m *Mutex) resume(ctx context.Context) (time.Duration, uint64) {
 	got := tally.got // nothing of the tally is read once the hold starts
 	generation := m.startHold(start, until, 0, tally)
 	if observer := c.options.Observer; observer != nil {
-		observer.OnAcquire(AcquireEvent{Key: m.key, Got: got, Need: c.need, Elapsed: elapsed, Validity: until.Sub(end)})
+		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: attempt, Got: got, Need: c.need, Elapsed: elapsed, Validity: until.Sub(end)})
 	}
 	return elapsed, generation
 }

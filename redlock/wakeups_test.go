@@ -337,7 +337,8 @@ func TestWaiterTriesAgainWhenTheHolderExpiresOnAQuorum(t *testing.T) {
 			observer.mu.Lock()
 			defer observer.mu.Unlock()
 			failed := 0
-			for _, event := range observer.acquires {
+			for i, event := range observer.acquires {
+				assert.Equal(t, i+1, event.Attempt, "the attempts of one Lock are counted")
 				if event.Err != nil {
 					failed++
 				}
