@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/decimal"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -92,8 +93,8 @@ var protocol = [...]nodeCommand{
 var (
 	acquireMultiLua   = newScript(acquireMultiScript)
 	acquireWaitingLua = newScript(acquireWaitingScript)
-	acquireFencedLua  = newScript(acquireFencedScript)
-	commitFenceLua    = newScript(commitFenceScript)
+	acquireFencedLua  = newScript(decimal.Lua + acquireFencedScript)
+	commitFenceLua    = newScript(decimal.Lua + commitFenceScript)
 	releaseLua        = newScript(releaseScript)
 	extendLua         = newScript(extendScript)
 	repairLua         = newScript(repairScript)

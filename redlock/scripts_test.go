@@ -14,6 +14,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/redlock/internal/decimal"
 )
 
 // scriptClient is a minimal RESP2 client for the script tests, so that they
@@ -423,9 +425,9 @@ func TestAcquireFencedScriptRefusalTellsTheRemainingTTL(t *testing.T) {
 	require.Equal(t, "OK", client.do(t, "SET", "lock:1", otherToken, "PX", "7000"))
 	require.Equal(t, "OK", client.do(t, "SET", "lock:2", otherToken, "PX", "3000"))
 	keys := []string{"lock:0", "lock:1", "lock:2", "lock:0" + fenceKeySuffix, "lock:1" + fenceKeySuffix, "lock:2" + fenceKeySuffix}
-	assert.Equal(t, int64(7000), client.eval(t, acquireFencedScript, keys, ourToken, "10000"))
+	assert.Equal(t, int64(7000), client.eval(t, decimal.Lua+acquireFencedScript, keys, ourToken, "10000"))
 	assert.False(t, server.Exists("lock:0"), "the key the call set is deleted again")
 
 	require.Equal(t, int64(1), client.do(t, "PERSIST", "lock:2"))
-	assert.Equal(t, int64(-1), client.eval(t, acquireFencedScript, keys, ourToken, "10000"), "a key without a TTL")
+	assert.Equal(t, int64(-1), client.eval(t, decimal.Lua+acquireFencedScript, keys, ourToken, "10000"), "a key without a TTL")
 }

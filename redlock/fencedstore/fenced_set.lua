@@ -8,29 +8,14 @@
 -- Fences are compared as decimal strings, never as Lua numbers, which are
 -- doubles and cannot tell 2^53 from 2^53+1. A fence that is not a decimal
 -- integer from 0 to 9223372036854775807, the writer's or the newest, is
--- answered with an error reply "FENCE …", and nothing is written.
--- less compares two decimal integers without leading zeros.
-local function less(a, b)
-  if #a ~= #b then
-    return #a < #b
-  end
-  for i = 1, #a do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then
-      return x < y
-    end
-  end
-  return false
-end
-local function valid(fence)
-  return fence == "0" or (string.find(fence, "^[1-9][0-9]*$") and not less("9223372036854775807", fence))
-end
+-- answered with an error reply "FENCE …", and nothing is written. The
+-- script begins with the prelude of package decimal (less, decimal).
 local fence = ARGV[2]
 local newest = redis.call("GET", KEYS[2]) or "0"
-if not valid(fence) then
+if not decimal(fence, "9223372036854775807") then
   return redis.error_reply("FENCE fence " .. fence .. " is not a decimal integer from 0 to 9223372036854775807")
 end
-if not valid(newest) then
+if not decimal(newest, "9223372036854775807") then
   return redis.error_reply("FENCE newest fence " .. KEYS[2] .. " is not a decimal integer from 0 to 9223372036854775807")
 end
 if less(fence, newest) then

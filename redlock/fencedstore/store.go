@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/internal/decimal"
 	"github.com/lockmux/lockmux/redlock/internal/transport"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -18,8 +19,9 @@ import (
 //go:embed fenced_set.lua
 var fencedSetScript string
 
-// fencedSetLua is fencedSetScript, loaded by the Store's connection.
-var fencedSetLua = mux.NewScript(fencedSetScript)
+// fencedSetLua is fencedSetScript after the decimal prelude, loaded by
+// the Store's connection.
+var fencedSetLua = mux.NewScript(decimal.Lua + fencedSetScript)
 
 // fenceSuffix ends the key that keeps the newest fence applied to a key of
 // a Store.

@@ -12,26 +12,14 @@
 -- which are doubles and cannot tell 2^53 from 2^53+1. A counter that is
 -- not a decimal integer from 0 to 9223372036854775806 (the largest with a
 -- next fence) is answered with an error reply "FENCE …" before any key is
--- set. A key of the wrong type raises WRONGTYPE.
+-- set. A key of the wrong type raises WRONGTYPE. The script begins with
+-- the prelude of package decimal (less, decimal).
 local locks = #KEYS / 2
--- less compares two decimal integers without leading zeros.
-local function less(a, b)
-  if #a ~= #b then
-    return #a < #b
-  end
-  for i = 1, #a do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then
-      return x < y
-    end
-  end
-  return false
-end
 local largest = "0"
 for i = locks + 1, #KEYS do
   local counter = redis.call("GET", KEYS[i])
   if counter then
-    if counter ~= "0" and (not string.find(counter, "^[1-9][0-9]*$") or less("9223372036854775806", counter)) then
+    if not decimal(counter, "9223372036854775806") then
       return redis.error_reply("FENCE counter " .. KEYS[i] .. " is not a decimal integer from 0 to 9223372036854775806")
     end
     if less(largest, counter) then

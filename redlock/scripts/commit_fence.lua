@@ -7,21 +7,9 @@
 -- least the fence), 0 otherwise (nothing is changed).
 -- The counters are compared as decimal strings, never as Lua numbers. A
 -- counter that is not a decimal integer from 0 to 9223372036854775807 is
--- answered with an error reply "FENCE …", and nothing is changed.
+-- answered with an error reply "FENCE …", and nothing is changed. The
+-- script begins with the prelude of package decimal (less, decimal).
 local locks = #KEYS / 2
--- less compares two decimal integers without leading zeros.
-local function less(a, b)
-  if #a ~= #b then
-    return #a < #b
-  end
-  for i = 1, #a do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then
-      return x < y
-    end
-  end
-  return false
-end
 for i = 1, locks do
   if redis.call("GET", KEYS[i]) ~= ARGV[1] then
     return 0
@@ -30,7 +18,7 @@ end
 local counters = {}
 for i = locks + 1, #KEYS do
   local counter = redis.call("GET", KEYS[i]) or "0"
-  if counter ~= "0" and (not string.find(counter, "^[1-9][0-9]*$") or less("9223372036854775807", counter)) then
+  if not decimal(counter, "9223372036854775807") then
     return redis.error_reply("FENCE counter " .. KEYS[i] .. " is not a decimal integer from 0 to 9223372036854775807")
   end
   counters[i] = counter
