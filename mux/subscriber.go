@@ -89,7 +89,7 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 		connOptions.Scripts = nil
 		connOptions.OnConnect, connOptions.OnUnfinished = nil, nil
 		if onPush := options.OnPush; onPush != nil {
-			connOptions.OnPush = func(push resp.Value) { onPush(i, push) }
+			connOptions.OnPush = func(push resp.Value) error { onPush(i, push); return nil }
 		}
 		var err error
 		if sub.conn, err = conn.New(g.dialAddresses[i], connOptions); err != nil {
