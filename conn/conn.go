@@ -49,6 +49,7 @@ type Conn struct {
 	flushing      bool             // a caller is writing
 	reading       bool             // a caller is reading
 	refused       func(resp.Value) // Listen's handler of refused push commands, while it listens
+	listenerTurn  chan struct{}    // closed when a reader's turn ends, while a Listen waits for it
 	readerDone    <-chan struct{}  // the Done channel of the reader's context, if any: once closed, a timeout is not the server's
 	watchedDone   <-chan struct{}  // the Done channel whose end interrupts the reader (see readForLocked)
 	stopWatching  func() bool      // undoes the registration for watchedDone
@@ -239,7 +240,7 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	call.abandoned = false
 	call.sentAt = now
 	call.deadline = deadline
-	if c.link == nil && !c.closed {
+	if c.link == nil && !c.closed && !c.options.NoDialOnSend {
 		c.startDialLocked()
 	}
 	if c.closed || (c.link == nil && !c.dialing) {
@@ -252,6 +253,7 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		}
 		call.state = callIdle
 		call.Err = err
+		c.finishedLocked(call)
 		c.mu.Unlock()
 		return false
 	}

@@ -45,6 +45,19 @@
 // out: it waited already), while callers fail fast instead of waiting for
 // the dial.
 //
+// # Pushes
+//
+// RESP3 push frames (pub/sub messages, key tracking invalidations) go to
+// [Options.OnPush] as the reader meets them among the replies, and a push
+// that OnPush refuses closes the connection like any protocol error.
+// [Conn.Listen] reads a connection that waits for pushes without a
+// command, and [Conn.SendPush] writes the commands answered by pushes.
+// [Options.OnFinish] is told of each call the moment it is finished, in
+// the same order, so that a receiver of pushes knows which replies came
+// before a push; with [Options.NoDialOnSend] only Connect dials, so that
+// the owner of a connection knows which of its connections carried a
+// command.
+//
 // # Concurrency
 //
 // A [Conn] is safe for concurrent use. A [Call] belongs to one caller at a

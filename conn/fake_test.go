@@ -129,13 +129,37 @@ func TestPushFramesGoToTheHandler(t *testing.T) {
 		return append([]byte(push), echoReply(command)...)
 	})
 	pushes := make(chan string, 4)
-	c := newConn(t, fake.Addr(), conn.Options{OnPush: func(push resp.Value) {
+	c := newConn(t, fake.Addr(), conn.Options{OnPush: func(push resp.Value) error {
 		pushes <- string(push.Elems[0].Str) + " " + string(push.Elems[1].Elems[0].Str)
+		return nil
 	}})
 	call := echo(t, c, "hello", time.Second)
 	require.NoError(t, call.Err)
 	assert.Equal(t, "hello", string(call.Reply.Str))
 	assert.Equal(t, "invalidate foo", <-pushes)
+}
+
+// A push that comes right after the caller's reply, in the same read, is
+// handed to OnPush, and the caller returns: it does not stay to read
+// frames that nobody awaits.
+func TestPushAfterTheReplyDoesNotHoldTheCaller(t *testing.T) {
+	fake := redistest.NewFake(t, func(command []string) []byte {
+		if reply := handshakeReply(command, true); reply != nil {
+			return reply
+		}
+		return append(echoReply(command), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nfoo\r\n"...)
+	})
+	pushes := make(chan string, 4)
+	c := newConn(t, fake.Addr(), conn.Options{OnPush: func(push resp.Value) error {
+		pushes <- string(push.Elems[1].Elems[0].Str)
+		return nil
+	}})
+	calls := make(chan *conn.Call, 1)
+	go func() { calls <- echo(t, c, "hello", time.Minute) }()
+	call := receive(t, calls)
+	require.NoError(t, call.Err)
+	assert.Equal(t, "hello", string(call.Reply.Str))
+	assert.Equal(t, "foo", receive(t, pushes))
 }
 
 func TestPushFrameOnRESP2IsAProtocolError(t *testing.T) {

@@ -165,7 +165,7 @@ func hostileConn(t *testing.T, payload string, resp2 bool) (*conn.Conn, *rediste
 	if resp2 {
 		protocol = conn.ProtocolRESP2
 	}
-	return newConn(t, fake.Addr(), conn.Options{Protocol: protocol, OnPush: func(resp.Value) {}}), fake
+	return newConn(t, fake.Addr(), conn.Options{Protocol: protocol, OnPush: func(resp.Value) error { return nil }}), fake
 }
 
 // allocatedBy returns the bytes allocated while f ran, by every goroutine.
@@ -363,10 +363,11 @@ func TestIdlePushIsHandledBeforeTheNextCommand(t *testing.T) {
 		}
 	})
 	var pushes atomic.Int32
-	c := newConn(t, address, conn.Options{OnPush: func(value resp.Value) {
+	c := newConn(t, address, conn.Options{OnPush: func(value resp.Value) error {
 		if len(value.Elems) == 3 && string(value.Elems[2].Str) == "news" {
 			pushes.Add(1)
 		}
+		return nil
 	}})
 	require.NoError(t, echo(t, c, "first", time.Second).Err)
 	close(firstDelivered)

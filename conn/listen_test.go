@@ -16,12 +16,13 @@ func TestListenDeliversPubSubMessages(t *testing.T) {
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{})
 	messages := make(chan string, 8)
-	subscriber := newConn(t, server.Addr(), conn.Options{OnPush: func(push resp.Value) {
+	subscriber := newConn(t, server.Addr(), conn.Options{OnPush: func(push resp.Value) error {
 		if len(push.Elems) == 3 && string(push.Elems[0].Str) == "message" {
 			messages <- string(push.Elems[1].Str) + "=" + string(push.Elems[2].Str)
 		} else if len(push.Elems) > 0 {
 			messages <- string(push.Elems[0].Str)
 		}
+		return nil
 	}})
 	publisher := newConn(t, server.Addr(), conn.Options{})
 

@@ -68,10 +68,30 @@ type Options struct {
 	// resp defaults.
 	Limits resp.Limits
 	// OnPush receives RESP3 push frames (invalidations, pub/sub messages).
-	// It is called on the goroutine that reads the connection, with a value
+	// It is called on the goroutine that reads the connection, one push at
+	// a time and in the order they arrived among the replies, with a value
 	// that is valid only during the call, and must not block or call back
-	// into the Conn. Nil drops pushes.
-	OnPush func(resp.Value)
+	// into the Conn. A push that its receiver cannot accept (a malformed
+	// invalidation) is refused with an error: the connection is then
+	// closed, as after a protocol error, with an error that matches
+	// ErrUnexpectedReply and the returned one. Nil drops pushes.
+	OnPush func(resp.Value) error
+	// OnFinish is told of each call the moment it is finished: its reply
+	// delivered, its error set, or its caller gone (Abandon, or the end of
+	// Wait's context). It is called in the order of the connection, before
+	// any later frame is handled (OnPush), so that a receiver of pushes can
+	// tell which calls were answered before a push. It is called with the
+	// Conn's lock held, on whichever goroutine finished the call, and may
+	// read the call's Reply and Err; it must be quick, must not block, and
+	// must not call into the Conn or into anything that does.
+	OnFinish func(call *Call)
+	// NoDialOnSend keeps Send from dialling: while the connection is down,
+	// Send fails a call at once with an error matching ErrNotConnected,
+	// unless a dial that Connect started is in progress, which then
+	// carries it. It is for a connection that its owner dials with Connect
+	// only, and that must know which of its connections carried a command
+	// (one that enables a mode, such as key tracking, after each dial).
+	NoDialOnSend bool
 	// OnConnect is called after each successful handshake with the
 	// server's address (as Conn.Address returns it) and run_id, before the
 	// connection carries a command and before Connect returns: what it

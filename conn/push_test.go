@@ -16,14 +16,15 @@ import (
 
 // pushKinds returns an OnPush that sends the kind of each push, and the
 // channel of a message, to the returned channel.
-func pushKinds() (func(resp.Value), chan string) {
+func pushKinds() (func(resp.Value) error, chan string) {
 	kinds := make(chan string, 8)
-	return func(push resp.Value) {
+	return func(push resp.Value) error {
 		if len(push.Elems) == 3 && string(push.Elems[0].Str) == "message" {
 			kinds <- "message " + string(push.Elems[1].Str)
 		} else if len(push.Elems) > 0 {
 			kinds <- string(push.Elems[0].Str)
 		}
+		return nil
 	}, kinds
 }
 

@@ -44,6 +44,16 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 		if role == readerFinisher && !c.carriedDueLocked() {
 			return nil
 		}
+		// The caller leaves once its own reply is in, unless buffered bytes
+		// can serve callers still waiting, or belong to no command at all
+		// and must be looked at (a push, or an unsolicited reply that
+		// closes the connection) before they are taken for the next reply.
+		// It looks after a push as after a reply: a push that came with its
+		// reply must not keep it reading for frames that nobody awaits.
+		if role == readerCaller && own.state != callQueued &&
+			(link.reader.Buffered() == 0 || (c.pending.len() > 0 && c.pending.firstWaiting() == nil)) {
+			return nil
+		}
 		// A listener with no call pending waits as long as it takes; any
 		// other reader waits until the earliest needed reply is due.
 		now := time.Now()
@@ -95,15 +105,6 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 		if err := c.takeReplyLocked(link, value); err != nil {
 			return err
 		}
-		// The caller leaves once its own reply is in, unless buffered bytes
-		// can serve callers still waiting, or belong to no command at all
-		// and must be looked at (a push, or an unsolicited reply that
-		// closes the connection) before they are taken for the next reply.
-		if role == readerCaller && own.state != callQueued {
-			if link.reader.Buffered() == 0 || (c.pending.len() > 0 && c.pending.firstWaiting() == nil) {
-				return nil
-			}
-		}
 	}
 	return ErrNotConnected
 }
@@ -127,7 +128,8 @@ func (c *Conn) overdueLocked(now time.Time) bool {
 }
 
 // takePushLocked hands a push frame to Options.OnPush. On a RESP2
-// connection, where no push can come, it fails the link.
+// connection, where no push can come, and for a push that OnPush refuses,
+// it fails the link.
 func (c *Conn) takePushLocked(link *link, value resp.Value) error {
 	if link.protocol == ProtocolRESP2 {
 		err := fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply)
@@ -136,8 +138,13 @@ func (c *Conn) takePushLocked(link *link, value resp.Value) error {
 	}
 	if onPush := c.options.OnPush; onPush != nil {
 		c.mu.Unlock()
-		onPush(value)
+		err := onPush(value)
 		c.mu.Lock()
+		if err != nil {
+			err = fmt.Errorf("%w: %w", ErrUnexpectedReply, err)
+			c.failLinkLocked(link, err)
+			return err
+		}
 	}
 	return nil
 }
@@ -267,6 +274,10 @@ func (c *Conn) Collect(call *Call) bool {
 // pending are the finisher's, when they are due (see finish).
 func (c *Conn) handOffReadingLocked() {
 	c.reading = false
+	if c.listenerTurn != nil {
+		close(c.listenerTurn)
+		c.listenerTurn = nil
+	}
 	if next := c.pending.firstWaiting(); next != nil {
 		next.signal()
 	}
@@ -276,8 +287,9 @@ func (c *Conn) handOffReadingLocked() {
 // handing RESP3 pushes to Options.OnPush and replies to their calls: it
 // serves a connection that carries subscriptions, where messages arrive
 // without a command to wait for. It returns the error that ended it:
-// ctx's error when ctx ended. Listen needs a live connection (see Connect)
-// that no other caller is reading.
+// ctx's error when ctx ended. Listen needs a live connection (see
+// Connect). When a caller is reading it for its own reply, Listen takes
+// over once that caller's turn ends.
 //
 // A server that refuses a push command (SendPush), such as a SUBSCRIBE to
 // a channel an ACL denies (NOPERM), answers with an error reply instead of
@@ -289,13 +301,26 @@ func (c *Conn) handOffReadingLocked() {
 func (c *Conn) Listen(ctx context.Context, refused func(resp.Value)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for c.reading && !c.closed && c.link != nil {
+		if c.listenerTurn == nil {
+			c.listenerTurn = make(chan struct{})
+		}
+		turn := c.listenerTurn
+		c.mu.Unlock()
+		select {
+		case <-turn:
+		case <-ctx.Done():
+		}
+		c.mu.Lock()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
 	switch {
 	case c.closed:
 		return ErrClosed
 	case c.link == nil:
 		return c.notConnectedLocked()
-	case c.reading:
-		return fmt.Errorf("conn: %s: %w: another caller is reading", c.name, ErrUnexpectedReply)
 	}
 	done := ctx.Done()
 	stop := context.AfterFunc(ctx, func() { c.interruptReader(done) })
@@ -337,6 +362,7 @@ func (c *Conn) deliverLocked(entry pending, value resp.Value) {
 	call.setReply(value)
 	call.Latency = time.Since(call.sentAt)
 	call.state = callIdle
+	c.finishedLocked(call)
 	if call.waiting {
 		call.signal()
 	}
@@ -378,6 +404,7 @@ func (c *Conn) failPendingLocked(err error) {
 			call.Err = err
 			call.Latency = now.Sub(call.sentAt)
 			call.state = callIdle
+			c.finishedLocked(call)
 			if call.waiting {
 				call.signal()
 			}

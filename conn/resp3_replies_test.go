@@ -62,7 +62,7 @@ func TestRESP3RepliesOfARealServer(t *testing.T) {
 	pushes := make(chan resp.Value, 8)
 	c := newConn(t, server.Addr(), conn.Options{
 		OnConnect: func(string, string) { connects.Add(1) },
-		OnPush:    func(push resp.Value) { pushes <- push.Clone() },
+		OnPush:    func(push resp.Value) error { pushes <- push.Clone(); return nil },
 	})
 	require.Equal(t, conn.ProtocolRESP3, c.Protocol(), "the Conn must have switched to RESP3 with HELLO 3")
 

@@ -135,4 +135,12 @@ func (c *Conn) abandonLocked(call *Call, err error) {
 	call.abandoned = true
 	call.Err = err
 	call.Latency = time.Since(call.sentAt)
+	c.finishedLocked(call)
+}
+
+// finishedLocked tells Options.OnFinish that call is finished.
+func (c *Conn) finishedLocked(call *Call) {
+	if onFinish := c.options.OnFinish; onFinish != nil {
+		onFinish(call)
+	}
 }

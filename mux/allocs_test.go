@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/mux"
 )
 
 // TestRoundDoesNotAllocate pins the zero-allocation claim of a reused
@@ -60,4 +61,22 @@ func TestRoundDoesNotAllocate(t *testing.T) {
 			assert.Zero(t, allocations, "concurrent")
 		})
 	}
+}
+
+// TestTrackDoesNotAllocate pins Track's claim: arming keys again with a
+// reused Request allocates nothing.
+func TestTrackDoesNotAllocate(t *testing.T) {
+	redistest.RequireReal(t)
+	group, _ := newGroup(t, 1)
+	w := watch(t, group)
+	w.connected(t, 1)
+	request := mux.NewRequest("PTTL", "allocs:tracked")
+	keys := []string{"allocs:tracked"}
+	track := func() {
+		if err := w.subscriber.Track(context.Background(), 0, request, 1, keys...); err != nil {
+			t.Error(err)
+		}
+	}
+	track() // warm up buffers
+	assert.Zero(t, testing.AllocsPerRun(200, track))
 }

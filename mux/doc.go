@@ -23,6 +23,14 @@
 // Commands for one server alone, off the fast path (diagnostics,
 // inspection), are [Request]s sent with [Group.Do].
 //
+// Push commands travel apart from rounds: a [Subscriber] keeps one more
+// connection per server, which carries subscriptions (SUBSCRIBE) and,
+// with [SubscribeOptions.OnInvalidate], key tracking: [Subscriber.Track]
+// arms keys with a read on that connection, and the server's next change
+// of each armed key, by whoever made it, is reported as an [Invalidation]
+// with the tag of the arming it ended, so that the caller can tell the
+// changes it made itself before an arming from those made after it.
+//
 // Concurrent callers share the connections: their commands to one server
 // are coalesced into one write, and one read serves all the replies that
 // arrived together. There is no goroutine and no channel per call, and a

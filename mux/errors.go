@@ -20,6 +20,27 @@ var (
 	// handshake): retrying does not help. It is conn's error, re-exported.
 	ErrAuth = conn.ErrAuth
 
+	// ErrPushUnavailable is matched by the error given to
+	// SubscribeOptions.OnUnavailable: the server cannot carry push commands
+	// (it speaks only RESP2, Options.Protocol is ProtocolRESP2, or it
+	// refused a push command, as an ACL without channel rights does).
+	ErrPushUnavailable = errors.New("mux: server cannot carry subscriptions")
+
+	// ErrTrackingUnavailable is matched by the error given to
+	// SubscribeOptions.OnTrackingUnavailable, and returned by
+	// Subscriber.Track, for a server whose subscription connection cannot
+	// track keys: it cannot carry subscriptions (ErrPushUnavailable), or it
+	// refused CLIENT TRACKING, as an ACL without the client|tracking
+	// command does; also by Track when SubscribeOptions.OnInvalidate is
+	// nil.
+	ErrTrackingUnavailable = errors.New("mux: server cannot track keys")
+
+	// ErrMalformedPush is matched by the error that ends a subscription
+	// connection on which an invalidation push did not have the form
+	// Redis gives it (Invalidation.Err): the connection is closed, as
+	// after any protocol error.
+	ErrMalformedPush = errors.New("mux: malformed push")
+
 	// ErrUnfinished is matched by the error of Close when carried commands
 	// could not be finished (see Round.Carry). It is conn's error,
 	// re-exported.

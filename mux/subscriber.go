@@ -2,7 +2,6 @@ package mux
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -11,12 +10,6 @@ import (
 	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/resp"
 )
-
-// ErrPushUnavailable is matched by the error given to
-// SubscribeOptions.OnUnavailable: the server cannot carry push commands
-// (it speaks only RESP2, Options.Protocol is ProtocolRESP2, or it refused
-// a push command, as an ACL without channel rights does).
-var ErrPushUnavailable = errors.New("mux: server cannot carry subscriptions")
 
 // The bounds of the backoff between two dials of one subscription
 // connection. It doubles after each connection that failed or did not last
@@ -29,20 +22,38 @@ const (
 )
 
 // SubscribeOptions are the handlers of a Subscriber. They are called on
-// the Subscriber's goroutines, one per server, must be safe for concurrent
-// use, and must not block.
+// the Subscriber's goroutines, one per server, or on a goroutine that
+// reads a subscription connection for its own reply (Track); they must be
+// safe for concurrent use and must not block: they may Send, but not
+// Track, which waits for a reply that only their return lets be read.
 type SubscribeOptions struct {
 	// OnConnect is called after each (re)connection of server node's
 	// subscription connection: pushes may have been missed, and the
-	// subscriptions must be made again (Subscriber.SendTo).
+	// subscriptions must be made again (Subscriber.SendTo). With key
+	// tracking, the connection tracks by then: keys may be armed again
+	// (Subscriber.Track, from another goroutine).
 	OnConnect func(node int)
 	// OnPush receives each push frame from server node (confirmations,
-	// messages), with a value valid only during the call.
+	// messages), with a value valid only during the call. With key
+	// tracking, invalidations go to OnInvalidate instead.
 	OnPush func(node int, push resp.Value)
 	// OnUnavailable is called once for a server that cannot carry
 	// subscriptions, with an error matching ErrPushUnavailable. Its
-	// connection is closed for the life of the Subscriber.
+	// connection is closed for the life of the Subscriber, and it cannot
+	// track keys either.
 	OnUnavailable func(node int, err error)
+
+	// OnInvalidate, when not nil, turns key tracking on: each subscription
+	// connection enables CLIENT TRACKING when it connects, Track arms keys,
+	// and OnInvalidate is told of the armed keys that may have changed
+	// (see Invalidation), in the order the server reported them, and at
+	// most once per arming.
+	OnInvalidate func(Invalidation)
+	// OnTrackingUnavailable is called once for a server that cannot track
+	// keys, with an error matching ErrTrackingUnavailable: it cannot carry
+	// subscriptions, or it refused CLIENT TRACKING (an ACL without the
+	// client|tracking command). Its subscriptions go on.
+	OnTrackingUnavailable func(node int, err error)
 }
 
 // Subscriber keeps one connection per server of a Group that carries push
@@ -50,6 +61,11 @@ type SubscribeOptions struct {
 // from the connections of rounds. A connection that fails is dialled again
 // after a jittered backoff that doubles, capped; a server that cannot carry
 // subscriptions is reported once and left alone.
+//
+// With SubscribeOptions.OnInvalidate, the same connections track keys for
+// their owner (see Track): the server pushes an invalidation when a key
+// that the connection read changes, whoever changed it, and the
+// Subscriber tells which arming each invalidation ends.
 //
 // A Subscriber is safe for concurrent use. Close it when done.
 type Subscriber struct {
@@ -66,6 +82,14 @@ type subscription struct {
 
 	mu          sync.Mutex
 	unavailable bool
+	tracking    tracking // guarded by mu; see tracking.go
+
+	// enable is the CLIENT TRACKING command, sent by the server's
+	// goroutine after each dial. reported holds the invalidations of one
+	// push while they are reported, outside mu; only the reader of the
+	// connection uses it, and there is one reader at a time.
+	enable   conn.Call
+	reported []Invalidation
 }
 
 // Subscribe starts a Subscriber over the Group's servers: one connection
@@ -75,7 +99,7 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Subscriber{group: g, options: options, cancel: cancel, nodes: make([]*subscription, len(g.nodes))}
 	for i := range s.nodes {
-		s.nodes[i] = &subscription{} // all of them before any goroutine reads the slice
+		s.nodes[i] = &subscription{tracking: tracking{armed: make(map[string]armedKey)}} // all of them before any goroutine reads the slice
 	}
 	for i, node := range g.nodes {
 		sub := s.nodes[i]
@@ -88,8 +112,12 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 		connOptions := g.options.connOptions()
 		connOptions.Scripts = nil
 		connOptions.OnConnect, connOptions.OnUnfinished = nil, nil
-		if onPush := options.OnPush; onPush != nil {
-			connOptions.OnPush = func(push resp.Value) { onPush(i, push) }
+		// Only the server's goroutine dials, so that a connection tracks
+		// before it carries an arming read (see Track).
+		connOptions.NoDialOnSend = true
+		connOptions.OnPush = func(push resp.Value) error { return s.push(i, push) }
+		if options.OnInvalidate != nil {
+			connOptions.OnFinish = func(call *conn.Call) { s.finished(i, call) }
 		}
 		var err error
 		if sub.conn, err = conn.New(g.dialAddresses[i], connOptions); err != nil {
@@ -122,21 +150,29 @@ func (s *Subscriber) listen(ctx context.Context, node int) {
 					ErrPushUnavailable, sub.conn.Address()))
 				return
 			}
-			if onConnect := s.options.OnConnect; onConnect != nil {
-				onConnect(node)
-			}
-			connected := time.Now()
-			listening, stop := context.WithCancel(ctx)
-			sub.conn.Listen(listening, func(refusal resp.Value) {
-				s.unavailable(node, fmt.Errorf("%w: %s refused a subscription: %w", ErrPushUnavailable, sub.conn.Address(), refusal.Err()))
+			if s.enableTracking(ctx, node) {
+				if onConnect := s.options.OnConnect; onConnect != nil {
+					onConnect(node)
+				}
+				connected := time.Now()
+				listening, stop := context.WithCancel(ctx)
+				var refused error
+				err := sub.conn.Listen(listening, func(refusal resp.Value) {
+					refused = fmt.Errorf("%w: %s refused a subscription: %w", ErrPushUnavailable, sub.conn.Address(), refusal.Err())
+					s.unavailable(node, refused)
+					stop()
+				})
 				stop()
-			})
-			stop()
-			if s.isUnavailable(node) {
-				return
-			}
-			if time.Since(connected) >= subscriptionBackoffMax {
-				backoff = 0 // the connection lasted: its end is news, not a loop
+				if refused != nil {
+					err = refused
+				}
+				s.disconnected(ctx, node, err)
+				if s.isUnavailable(node) {
+					return
+				}
+				if time.Since(connected) >= subscriptionBackoffMax {
+					backoff = 0 // the connection lasted: its end is news, not a loop
+				}
 			}
 		}
 		backoff = min(max(2*backoff, subscriptionBackoffMin), subscriptionBackoffMax)
@@ -145,8 +181,8 @@ func (s *Subscriber) listen(ctx context.Context, node int) {
 	}
 }
 
-// unavailable marks server node unable to carry subscriptions and reports
-// it, once.
+// unavailable marks server node unable to carry subscriptions, and so
+// unable to track keys, and reports it, once.
 func (s *Subscriber) unavailable(node int, err error) {
 	sub := s.nodes[node]
 	sub.mu.Lock()
@@ -155,6 +191,9 @@ func (s *Subscriber) unavailable(node int, err error) {
 	sub.mu.Unlock()
 	if first && s.options.OnUnavailable != nil {
 		s.options.OnUnavailable(node, err)
+	}
+	if s.options.OnInvalidate != nil {
+		s.trackingUnavailable(node, fmt.Errorf("%w: %w", ErrTrackingUnavailable, err))
 	}
 }
 

@@ -1,0 +1,303 @@
+package mux
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// Key tracking on the subscription connections.
+//
+// A connection that tracks (CLIENT TRACKING ON, default mode) is sent an
+// invalidation push, once, for each key it read (with any read-only
+// command, PTTL included) the next time that key changes on the server:
+// a write by any connection, an expiry, an eviction, or the server
+// forgetting the key when its tracking table is full. A flush is one push
+// whose keys are a null: every key. The server writes the push into the
+// connection's output when the change happens, so it comes before the
+// reply to any command the connection sends after the change: a read sent
+// once a write elsewhere was answered is answered after that write's
+// invalidation (TestOwnWriteInvalidationComesBeforeTheArmingReply).
+//
+// So a key is armed by the reply to a read, and an invalidation ends the
+// arming in effect when it arrives. The Subscriber keeps, per server, the
+// armed keys with the tag of the read that armed them. The Conn tells it
+// of each reply the moment it is delivered (conn.Options.OnFinish), before
+// it handles the next push, and the end of a connection fails the reads
+// still under way before Listen returns: whoever reads the connection, an
+// invalidation is reported with the tag of the last arming answered before
+// it, never of one answered after it.
+
+// InvalidationCause says why an armed key may have changed.
+type InvalidationCause uint8
+
+const (
+	// InvalidatedKey: the server reported a change of the key: a write by
+	// any connection, an expiry, an eviction, or a tracking table that was
+	// full (then nothing changed).
+	InvalidatedKey InvalidationCause = iota + 1
+	// InvalidatedFlush: the server reported a flush: every key may have
+	// changed.
+	InvalidatedFlush
+	// InvalidatedDisconnected: the connection that tracked the key ended
+	// (Err says why), and the server no longer reports its changes; those
+	// made before the end may have gone unreported.
+	InvalidatedDisconnected
+)
+
+// String returns the cause's name.
+func (c InvalidationCause) String() string {
+	switch c {
+	case InvalidatedKey:
+		return "key"
+	case InvalidatedFlush:
+		return "flush"
+	case InvalidatedDisconnected:
+		return "disconnected"
+	default:
+		return fmt.Sprintf("InvalidationCause(%d)", c)
+	}
+}
+
+// Invalidation is an armed key that may have changed on one server. It
+// ends the key's arming: the key is reported again only after another
+// Track arms it.
+type Invalidation struct {
+	// Node is the server's index in the Group.
+	Node int
+	// Key is the key, as given to Track.
+	Key string
+	// Tag is the tag given to the Track whose read armed the key: the last
+	// one answered before the server reported the change.
+	Tag uint64
+	// Cause says what happened.
+	Cause InvalidationCause
+	// Err is why the connection ended, for InvalidatedDisconnected.
+	Err error
+}
+
+// trackingState is where key tracking stands on one server's subscription
+// connection.
+type trackingState uint8
+
+const (
+	// trackingOff: no connection tracks yet, or the last one ended and
+	// the next has not enabled tracking yet.
+	trackingOff trackingState = iota
+	// trackingOn: the live connection tracks; keys may be armed.
+	trackingOn
+	// trackingUnavailable: the server cannot track keys, for the life of
+	// the Subscriber.
+	trackingUnavailable
+)
+
+// tracking is the key tracking of one server's subscription connection.
+// It is guarded by the subscription's mutex.
+type tracking struct {
+	state trackingState
+	err   error // why the server cannot track, once trackingUnavailable
+
+	// connection counts the ends of the connections that tracked: an
+	// arming read counts only if it was answered on the connection it was
+	// meant for (see Track).
+	connection uint64
+
+	armed    map[string]armedKey // key → the arming in effect
+	readings []arming            // Track calls not yet returned
+}
+
+// armedKey is a key armed by the reply to a Track's read.
+type armedKey struct {
+	key string // as given to Track, so that reports do not allocate
+	tag uint64
+}
+
+// arming is one Track call under way.
+type arming struct {
+	call       *conn.Call
+	keys       []string
+	tag        uint64
+	connection uint64 // tracking.connection when it was sent
+	armed      bool   // its reply armed the keys (see finished)
+}
+
+// Track arms keys on server node: it sends request, a read-only command
+// that reads every one of keys (PTTL, GET, MGET, or a script that reads
+// its declared keys), on the node's subscription connection, and waits for
+// its reply, for at most Options.RequestTimeout or until ctx ends. From
+// that reply on, the first change of each key that the server reports is
+// given to SubscribeOptions.OnInvalidate with tag, unless a later Track of
+// the key on that node was answered first; a change reported before the
+// reply is given with the tag of the arming it ended, if any. The reply is
+// in request.Reply, and tells what the read saw when the arming began.
+//
+// Track returns nil when the keys are armed. Otherwise they are not, and
+// its error says why: the server cannot track (ErrTrackingUnavailable, or
+// SubscribeOptions.OnInvalidate is nil), its connection is down or was
+// replaced before the reply (ErrNotConnected), ctx ended, a transport
+// failure, or the read's error reply (a *resp.ServerError).
+//
+// The request and keys must be left alone until Track returns. Track does
+// not allocate in steady state, but it is meant for the subscription
+// connections only, off the fast path.
+func (s *Subscriber) Track(ctx context.Context, node int, request *Request, tag uint64, keys ...string) error {
+	sub := s.nodes[node]
+	call := &request.call
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("mux: %s: %w", s.group.Address(node), err)
+	}
+	sub.mu.Lock()
+	if err := s.trackableLocked(node); err != nil {
+		sub.mu.Unlock()
+		return err
+	}
+	t := &sub.tracking
+	t.readings = append(t.readings, arming{call: call, keys: keys, tag: tag, connection: t.connection})
+	sub.mu.Unlock()
+
+	sub.conn.Send(call, time.Now().Add(s.group.options.RequestTimeout))
+	sub.conn.Wait(ctx, call)
+
+	sub.mu.Lock()
+	armed := false
+	for i := range t.readings {
+		if t.readings[i].call == call {
+			armed = t.readings[i].armed
+			t.readings = slices.Delete(t.readings, i, i+1)
+			break
+		}
+	}
+	sub.mu.Unlock()
+	switch {
+	case armed:
+		return nil
+	case call.Abandoned():
+		return fmt.Errorf("mux: %s: %w", s.group.Address(node), call.Err)
+	case call.Err != nil:
+		return call.Err
+	case call.Reply.IsError():
+		return fmt.Errorf("mux: %s: the tracking read failed: %w", s.group.Address(node), call.Reply.Err())
+	default:
+		return fmt.Errorf("mux: %s: %w: the subscription connection was replaced before the tracking read was answered", s.group.Address(node), ErrNotConnected)
+	}
+}
+
+// trackableLocked returns why keys cannot be armed on server node now, or
+// nil. The caller holds the subscription's mutex.
+func (s *Subscriber) trackableLocked(node int) error {
+	sub := s.nodes[node]
+	switch {
+	case s.options.OnInvalidate == nil:
+		return fmt.Errorf("%w: SubscribeOptions.OnInvalidate is nil", ErrTrackingUnavailable)
+	case sub.tracking.state == trackingUnavailable:
+		return sub.tracking.err
+	case sub.tracking.state == trackingOff || sub.conn == nil:
+		return fmt.Errorf("mux: %s: %w: the subscription connection does not track yet", s.group.Address(node), ErrNotConnected)
+	}
+	return nil
+}
+
+// finished takes into account the end of a call on server node's
+// subscription connection: the reply to an arming read, if it is not an
+// error and came on the connection the read was sent for, arms the read's
+// keys with its tag. The Conn calls it (conn.Options.OnFinish) as soon as
+// the call is over, before it handles any later push: the armings take
+// effect in the order of the connection, whoever reads it.
+func (s *Subscriber) finished(node int, call *conn.Call) {
+	sub := s.nodes[node]
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	t := &sub.tracking
+	for i := range t.readings {
+		reading := &t.readings[i]
+		if reading.call != call {
+			continue
+		}
+		reading.armed = call.Err == nil && !call.Abandoned() && !call.Reply.IsError() &&
+			reading.connection == t.connection && t.state == trackingOn
+		if reading.armed {
+			for _, key := range reading.keys {
+				t.armed[key] = armedKey{key: key, tag: reading.tag}
+			}
+		}
+		return
+	}
+}
+
+// enableTracking turns tracking on for server node's fresh connection,
+// when key tracking is wanted and the server can. It reports false when
+// the connection failed meanwhile: it is then dialled again.
+func (s *Subscriber) enableTracking(ctx context.Context, node int) bool {
+	sub := s.nodes[node]
+	if s.options.OnInvalidate == nil {
+		return true
+	}
+	sub.mu.Lock()
+	state := sub.tracking.state
+	sub.mu.Unlock()
+	if state == trackingUnavailable {
+		return true // the subscriptions go on without it
+	}
+	call := &sub.enable
+	call.Reset()
+	call.Command = resp.AppendCommand(call.Command, "CLIENT", "TRACKING", "ON")
+	if sub.conn.Do(ctx, call) != nil {
+		return false
+	}
+	if call.Reply.IsError() {
+		s.trackingUnavailable(node, fmt.Errorf("%w: %s refused CLIENT TRACKING: %w", ErrTrackingUnavailable, sub.conn.Address(), call.Reply.Err()))
+		return true
+	}
+	sub.mu.Lock()
+	if sub.tracking.state == trackingOff {
+		sub.tracking.state = trackingOn
+	}
+	sub.mu.Unlock()
+	return true
+}
+
+// trackingUnavailable marks server node unable to track keys and reports
+// it, once.
+func (s *Subscriber) trackingUnavailable(node int, err error) {
+	sub := s.nodes[node]
+	sub.mu.Lock()
+	first := sub.tracking.state != trackingUnavailable
+	sub.tracking.state, sub.tracking.err = trackingUnavailable, err
+	sub.mu.Unlock()
+	if first && s.options.OnTrackingUnavailable != nil {
+		s.options.OnTrackingUnavailable(node, err)
+	}
+}
+
+// disconnected ends the tracking of server node's connection, which
+// Listen stopped reading because of err: the keys it armed are reported
+// as InvalidatedDisconnected, unless the Subscriber is closing (ctx
+// ended), and the armings still under way will not count.
+func (s *Subscriber) disconnected(ctx context.Context, node int, err error) {
+	if s.options.OnInvalidate == nil {
+		return
+	}
+	sub := s.nodes[node]
+	sub.mu.Lock()
+	t := &sub.tracking
+	var reported []Invalidation
+	if ctx.Err() == nil {
+		reported = make([]Invalidation, 0, len(t.armed))
+		for _, armed := range t.armed {
+			reported = append(reported, Invalidation{Node: node, Key: armed.key, Tag: armed.tag, Cause: InvalidatedDisconnected, Err: err})
+		}
+	}
+	clear(t.armed)
+	t.connection++
+	if t.state == trackingOn {
+		t.state = trackingOff
+	}
+	sub.mu.Unlock()
+	for _, invalidation := range reported {
+		s.options.OnInvalidate(invalidation)
+	}
+}
