@@ -30,6 +30,7 @@ type Client struct {
 	closing       chan struct{} // closed by Close: it ends every wait of a Lock
 	notifier      notifier
 	renewer       renewer
+	watcher       watcher
 	holds         holdRegistry
 
 	// runIDs maps each node's address to the run_id it reported when it
@@ -68,6 +69,7 @@ func New(addresses []string, options Options) (*Client, error) {
 		dialAddresses: append([]string(nil), addresses...), closing: make(chan struct{})}
 	c.notifier.client = c
 	c.renewer.client = c
+	c.watcher.init(c)
 	groupOptions := options.groupOptions()
 	groupOptions.Scripts = allScripts
 	groupOptions.OnConnect = c.recordRunID
@@ -214,6 +216,7 @@ func (c *Client) Close() error {
 	close(c.closing)
 	c.renewer.close()
 	c.holds.close()
+	c.watcher.close()
 	c.notifier.close()
 	if err := c.group.Close(); err != nil {
 		return fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,6 +45,9 @@ type extender struct {
 	token    [maxTokenLength]byte
 	round    *nodeRound
 	inFlight extension // the renewer's extension between send and gather
+	// scheduled counts the renewals scheduled for the Mutex's holds: the
+	// last one scheduled is the one that counts (renewal.seq).
+	scheduled atomic.Uint64
 }
 
 // extension is an extension round in flight.
@@ -53,6 +57,7 @@ type extension struct {
 	start      time.Time // by the Client's clock
 	until      time.Time // the validity when it started
 	ttl        time.Duration
+	watchTag   uint64 // the extension's tag as an own write of a watched hold
 }
 
 // currentHold asks for the hold of whichever generation is current;
@@ -79,6 +84,12 @@ func (m *Mutex) sendExtension(x *extender, generation uint64) (extension, error)
 	// one while this extension is in flight.
 	e := extension{generation: h.generation, until: h.until, token: x.token[:copy(x.token[:], h.token)]}
 	acquired := h.acquired
+	if m.watched() {
+		// The extension changes the keys: their changes reported from
+		// now on under an older tag are its own (see watcher).
+		h.watchTag, h.writing = m.client.watcher.newWriteTag(), true
+		e.watchTag = h.watchTag
+	}
 	h.mu.Unlock()
 
 	c := m.client
@@ -114,6 +125,13 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 	elapsed := end.Sub(e.start)
 	remaining := validity(e.ttl, elapsed, c.options.DriftFactor)
 	h := &m.hold
+	if e.watchTag != 0 {
+		h.mu.Lock()
+		if h.watchTag == e.watchTag {
+			h.writing = false // the write is over: its nodes may be armed
+		}
+		h.mu.Unlock()
+	}
 
 	var err error
 	unusable := c.usable()
@@ -127,16 +145,24 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 		// node, so the repair cannot bring back a key it removed.
 		m.sending.RLock()
 		h.mu.Lock()
-		repair := false
+		repair, arm := false, false
 		if h.currentLocked(e.generation) {
 			m.moveUntilLocked(end.Add(remaining))
 			repair = m.prepareRepairLocked(e, r)
+			if arm = m.watched() && h.watchTag == e.watchTag; arm {
+				for i, node := range tally.nodes {
+					h.watching[i] = node.outcome == OutcomeConfirmed
+				}
+			}
 		}
 		h.mu.Unlock()
 		if repair {
 			m.send(r)
 		}
 		m.sending.RUnlock()
+		if arm {
+			m.startArming(e.generation, e.watchTag, allNodes)
+		}
 	case tally.got >= c.need:
 		err = fmt.Errorf("%w: the extension of %q took %v and ended after the validity", ErrLockLost, m.key, elapsed)
 	default:

@@ -37,7 +37,14 @@ type hold struct {
 	// had is, per node, whether it confirmed the hold's acquisition, its
 	// resumption or a successful extension: the nodes a repair may set
 	// the keys on again.
-	had      []bool
+	had []bool
+	// watching is, per node, whether it confirmed the hold's last own
+	// write, for a watched hold: the nodes where its keys are armed (see
+	// watcher). watchTag is the tag of that write, and writing is set
+	// while it is under way: nothing is armed then.
+	watching []bool
+	watchTag uint64
+	writing  bool
 	done     chan struct{}
 	onLost   func(cause error) // set by Client.Do: cancels its context
 	endTimer *time.Timer       // fires at the hold's end (see expiry.go)
@@ -62,7 +69,7 @@ func (h *hold) endLocked() {
 	if h.endTimer != nil {
 		h.endTimer.Stop()
 	}
-	h.held, h.lost, h.done, h.onLost = false, false, nil, nil
+	h.held, h.lost, h.done, h.onLost, h.writing = false, false, nil, nil, false
 	h.token, h.until, h.acquired, h.fence = nil, time.Time{}, time.Time{}, 0
 	h.generation++
 }
@@ -154,9 +161,15 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 	h.token, h.acquired, h.until, h.fence = m.acquisition.token(), start, until, fence
 	for i, node := range tally.nodes {
 		h.had[i] = node.outcome == OutcomeConfirmed
+		h.watching[i] = h.had[i]
 	}
 	h.generation++
 	generation := h.generation
+	watched := m.watched()
+	if watched {
+		h.watchTag = c.watcher.newWriteTag()
+	}
+	tag := h.watchTag
 	listed := c.holds.add(m)
 	m.setEndTimerLocked()
 	h.mu.Unlock()
@@ -168,6 +181,10 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 	}
 	if m.options.AutoExtend {
 		c.renewer.schedule(renewal{mutex: m, generation: generation, due: m.nextRenewal(c.options.clock.Now(), until)})
+	}
+	if watched {
+		c.watcher.watch(m)
+		m.startArming(generation, tag, allNodes)
 	}
 	return generation
 }
@@ -189,6 +206,9 @@ func (m *Mutex) endHold(generation uint64) (ended endedHold, ok bool) {
 	}
 	h.mu.Unlock()
 	m.sending.Unlock()
+	if ok && m.watched() {
+		m.client.watcher.forget(m)
+	}
 	return ended, ok
 }
 

@@ -91,6 +91,7 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 		a.commit.round = a.round.round
 	}
 	m.hold.had = make([]bool, c.group.Len())
+	m.hold.watching = make([]bool, c.group.Len())
 	return m
 }
 

@@ -175,6 +175,16 @@ type MutexOptions struct {
 	// lasted MaxHold. The end of a renewed hold is signalled two node
 	// timeouts before its validity ends unless an extension moved it (see
 	// Mutex.Done).
+	//
+	// A renewed hold also watches its keys on the nodes that speak RESP3:
+	// the Client's subscription connections track them (CLIENT TRACKING),
+	// and a key that changes from outside (cut short by PEXPIRE, deleted,
+	// flushed) or whose tracking connection ends makes the hold renew at
+	// once, not at its next renewal: a quorum that confirms the extension
+	// restores the keys; otherwise the renewal ends in the hold's loss. A
+	// node that cannot track (RESP2, or an ACL without client|tracking) is
+	// reported once to the Observer, with an error matching
+	// ErrNotificationsUnavailable, and its keys are renewed on schedule.
 	AutoExtend bool
 
 	// MaxHold bounds the length of one hold: no extension, automatic or

@@ -14,6 +14,9 @@ type renewal struct {
 	mutex      *Mutex
 	generation uint64
 	due        time.Time // by the Client's clock
+	// seq is the renewal's place among the renewals scheduled for the
+	// Mutex: only the latest counts (see renewNow).
+	seq uint64
 }
 
 // renewalQueue is a min-heap of renewals by due time.
@@ -50,6 +53,7 @@ type renewer struct {
 // After Close it schedules nothing and ends the event's hold at once: no
 // renewal would come for it any more.
 func (r *renewer) schedule(event renewal) {
+	event.seq = event.mutex.renewal.scheduled.Add(1)
 	if !r.add(event) {
 		// Outside r.mu: the loss reaches the observer and Do's context.
 		event.mutex.signalLost(event.generation, errClientClosed)
@@ -120,6 +124,9 @@ func (r *renewer) serve(due []renewal) {
 	sent := due[:0]
 	for _, event := range due {
 		m := event.mutex
+		if event.seq != m.renewal.scheduled.Load() {
+			continue // a later renewal replaced it (renewNow)
+		}
 		// An extension that cannot be sent means the hold ended
 		// (ErrNotHeld), expired, reached MaxHold or its Client closed:
 		// nothing more to renew. The timer of the hold's end ends it, a
@@ -132,6 +139,13 @@ func (r *renewer) serve(due []renewal) {
 	for _, event := range sent {
 		event.mutex.finishRenewal(event)
 	}
+}
+
+// renewNow schedules the renewal of m's hold of the given generation for
+// now, in place of the one scheduled: its watcher saw a key change (see
+// watcher). The renewal schedules the next one as usual.
+func (r *renewer) renewNow(m *Mutex, generation uint64) {
+	r.schedule(renewal{mutex: m, generation: generation, due: r.client.options.clock.Now()})
 }
 
 // close stops the renewer's goroutine and waits for it. The holds it was

@@ -84,6 +84,13 @@ var (
 	//go:embed scripts/acquire_fenced.lua
 	acquireFencedScript string
 
+	// watchScript reads the value and the remaining TTL of every key,
+	// {value, ttl, …}: the read that arms a renewed hold's keys for key
+	// tracking (see watcher).
+	//
+	//go:embed scripts/watch.lua
+	watchScript string
+
 	// commitFenceScript raises every lock key's fencing counter (the keys
 	// after the lock keys) to the fence ARGV[2] if every lock key holds the
 	// token; it returns 1, or 0 when the node no longer holds the hold.

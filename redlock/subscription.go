@@ -54,6 +54,7 @@ func (n *notifier) unavailable(node int, cause error) {
 // connection, a release may have gone unheard in between: its new
 // confirmation wakes a waiter (see confirmed).
 func (n *notifier) resubscribe(node int) {
+	n.client.watcher.reconnected(node)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.waiters) == 0 {

@@ -219,7 +219,30 @@ func (n *notifier) start() {
 	n.waiters = make(map[string]*channelWaiters)
 	n.cannot = make([]error, len(c.addresses))
 	n.notifying = len(c.addresses)
-	n.subscriber = c.group.Subscribe(mux.SubscribeOptions{OnConnect: n.resubscribe, OnPush: n.deliver, OnUnavailable: n.unavailable})
+	options := mux.SubscribeOptions{OnConnect: n.resubscribe, OnPush: n.deliver, OnUnavailable: n.unavailable}
+	if c.options.Protocol != ProtocolRESP2 {
+		// The same connections watch the keys of the renewed holds.
+		options.OnInvalidate, options.OnTrackingUnavailable = c.watcher.invalidated, c.watcher.unavailable
+	}
+	n.subscriber = c.group.Subscribe(options)
+}
+
+// startTracking makes the subscription connections, if no waiter did yet,
+// for the watcher to arm keys on.
+func (n *notifier) startTracking() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.waiters == nil && !n.client.closed.Load() {
+		n.start()
+	}
+}
+
+// trackingSubscriber returns the subscription connections, or nil before
+// they are made.
+func (n *notifier) trackingSubscriber() *mux.Subscriber {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.subscriber
 }
 
 // deliver handles a push of node's subscription connection: the

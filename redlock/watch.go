@@ -1,0 +1,234 @@
+package redlock
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// watchLua is the read that arms a renewed hold's keys. It goes with EVAL:
+// the subscription connections load no scripts.
+var watchLua = newScript(watchScript)
+
+// watcher watches the keys of the renewed holds of a Client (AutoExtend,
+// Client.Do), so that a key cut short or deleted from outside is noticed
+// at once, not at the next renewal: on RESP3 nodes, each node's
+// subscription connection tracks keys (mux.Subscriber.Track), and the
+// nodes report the first change of each armed key.
+//
+// The hold's own writes change its keys too, and must not count. Each own
+// write (the acquisition, every extension) gets a new tag, set in the hold
+// before the write is sent; once the write succeeded, the keys are armed
+// again on the nodes the hold has, under that tag, by a read sent after
+// the write was answered (Mutex.arm). A node reports the change of a key
+// with the tag of the last arming it answered before the change, so the
+// change made by an own write carries an older tag than the hold's and is
+// passed over, and a change from outside carries the hold's tag. The
+// arming read also tells whether the key was still whole when it was
+// armed: a change between the write and the arming sends nothing.
+//
+// A change from outside, a flush, and the end of a subscription
+// connection make the hold renew at once (renewer.renewNow): a quorum
+// that confirms the extension restores the keys; otherwise the renewal
+// ends in the hold's loss, as it would have later. A node that cannot
+// track (RESP2, or an ACL without client|tracking) is reported once and
+// left to the renewal's schedule.
+type watcher struct {
+	client *Client
+	tags   atomic.Uint64
+	ctx    context.Context // ends with the Client
+	cancel context.CancelFunc
+	arming sync.WaitGroup // the armings under way
+
+	mu    sync.Mutex
+	holds map[string]*Mutex // key → the Mutex whose renewed hold watches it
+}
+
+// init prepares the watcher of c.
+func (w *watcher) init(c *Client) {
+	w.client = c
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.holds = make(map[string]*Mutex)
+}
+
+// watched reports whether the holds of m are watched: renewed holds, when
+// the nodes may speak RESP3.
+func (m *Mutex) watched() bool {
+	return m.options.AutoExtend && m.client.options.Protocol != ProtocolRESP2
+}
+
+// newWriteTag returns the tag of an own write of a watched hold. The
+// caller stores it in the hold before the write is sent.
+func (w *watcher) newWriteTag() uint64 { return w.tags.Add(1) }
+
+// watch lists the keys of m's hold, which starts, and makes sure the
+// subscription connections are there to track them.
+func (w *watcher) watch(m *Mutex) {
+	w.client.notifier.startTracking()
+	w.mu.Lock()
+	for _, key := range m.keys {
+		w.holds[key] = m
+	}
+	w.mu.Unlock()
+}
+
+// forget unlists the keys of m's hold, which ends: their changes, the
+// release's first, no longer count.
+func (w *watcher) forget(m *Mutex) {
+	w.mu.Lock()
+	for _, key := range m.keys {
+		if w.holds[key] == m {
+			delete(w.holds, key)
+		}
+	}
+	w.mu.Unlock()
+}
+
+// invalidated handles a key that a node reported changed, flushed, or no
+// longer tracked: the hold that watches it renews at once, unless the
+// report is older than the hold's last own write. It runs on a
+// subscription connection's goroutine and must not block.
+func (w *watcher) invalidated(invalidation mux.Invalidation) {
+	w.mu.Lock()
+	m := w.holds[invalidation.Key]
+	w.mu.Unlock()
+	if m == nil {
+		return
+	}
+	h := &m.hold
+	h.mu.Lock()
+	current := h.held && !h.lost && h.watchTag == invalidation.Tag
+	generation := h.generation
+	h.mu.Unlock()
+	if current {
+		w.client.renewer.renewNow(m, generation)
+	}
+}
+
+// unavailable reports once a node that cannot track keys though it
+// carries subscriptions (an ACL without client|tracking): the holds are
+// renewed on their schedule there, without watching.
+func (w *watcher) unavailable(node int, cause error) {
+	if errors.Is(cause, mux.ErrPushUnavailable) {
+		return // the node can carry no subscription at all: notifier.unavailable reported it
+	}
+	c := w.client
+	err := fmt.Errorf("%w: %s: the hold's keys are not watched: %w", ErrNotificationsUnavailable, c.addresses[node], cause)
+	if observer := c.options.Observer; observer != nil {
+		observer.OnNodeError(NodeErrorEvent{Operation: OperationSubscribe, Address: c.addresses[node], Outcome: OutcomeError, Err: err})
+	}
+}
+
+// close ends the armings under way and waits for them.
+func (w *watcher) close() {
+	w.cancel()
+	w.arming.Wait()
+}
+
+// reconnected arms again, on node's new subscription connection, the keys
+// of every watched hold that node confirmed: the former connection's
+// arming ended with it (and was reported, see invalidated).
+func (w *watcher) reconnected(node int) {
+	w.mu.Lock()
+	mutexes := make(map[*Mutex]bool, len(w.holds))
+	for _, m := range w.holds {
+		mutexes[m] = true
+	}
+	w.mu.Unlock()
+	for m := range mutexes {
+		h := &m.hold
+		h.mu.Lock()
+		generation, tag, armed := h.generation, h.watchTag, h.held && !h.lost && !h.writing && h.watching[node]
+		h.mu.Unlock()
+		if armed {
+			m.startArming(generation, tag, node)
+		}
+	}
+}
+
+// allNodes asks startArming to arm every node the hold has.
+const allNodes = -1
+
+// startArming arms the keys of the hold of the given generation under
+// tag, on node or on allNodes, on a goroutine of its own: a round trip to
+// each node, which no caller waits for.
+func (m *Mutex) startArming(generation, tag uint64, node int) {
+	w := &m.client.watcher
+	if w.ctx.Err() != nil {
+		return
+	}
+	w.arming.Go(func() { m.arm(generation, tag, node) })
+}
+
+// arm arms the hold's keys on each node the hold has (or on only, unless
+// it is allNodes), under tag, and
+// checks what the read saw: every key with the hold's token and a TTL no
+// shorter than the validity left. A key found cut short or gone, on a
+// node whose arming is current, makes the hold renew at once. Nothing is
+// armed once a newer own write of the hold, or its end, made tag stale.
+func (m *Mutex) arm(generation, tag uint64, only int) {
+	c := m.client
+	subscriber := c.notifier.trackingSubscriber()
+	if subscriber == nil {
+		return
+	}
+	request := mux.NewRequest()
+	request.SetEval(watchLua, len(m.keys), 0)
+	for _, key := range m.keys {
+		request.AppendString(key)
+	}
+	h := &m.hold
+	for node := range c.addresses {
+		if only != allNodes && node != only {
+			continue
+		}
+		h.mu.Lock()
+		current := h.currentLocked(generation) && !h.lost && h.watchTag == tag && !h.writing
+		had := current && h.watching[node]
+		token := string(h.token)
+		h.mu.Unlock()
+		if !current {
+			return
+		}
+		if !had {
+			continue
+		}
+		if subscriber.Track(c.watcher.ctx, node, request, tag, m.keys...) != nil {
+			continue // not armed: the renewal's schedule watches this node
+		}
+		now := c.options.clock.Now()
+		h.mu.Lock()
+		current = h.currentLocked(generation) && !h.lost && h.watchTag == tag
+		left := h.until.Sub(now)
+		h.mu.Unlock()
+		if current && !whole(request.Reply(), token, left) {
+			c.renewer.renewNow(m, generation)
+			return
+		}
+	}
+}
+
+// whole reports whether the reply of watchLua shows every key with token
+// and a remaining TTL no shorter than left, the validity the hold has.
+func whole(reply resp.Value, token string, left time.Duration) bool {
+	if reply.Type != resp.TypeArray || len(reply.Elems)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(reply.Elems); i += 2 {
+		value, ttl := reply.Elems[i], reply.Elems[i+1]
+		if value.Null || !bytes.Equal(value.Str, []byte(token)) || ttl.Type != resp.TypeInteger {
+			return false
+		}
+		if time.Duration(ttl.Int)*time.Millisecond < left {
+			return false
+		}
+	}
+	return true
+}
