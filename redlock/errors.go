@@ -111,7 +111,10 @@ var (
 	// only RESP2, Options.Protocol is ProtocolRESP2, or its ACL denies the
 	// user the release channels (the error then matches ErrConfig too). It
 	// is reported once per node and Client; waiters fall back to retrying
-	// at the retry delay when too few nodes remain to notify a quorum.
+	// at the retry delay when too few nodes remain to notify a quorum. A
+	// node whose ACL refuses key tracking (client|tracking) is reported the
+	// same way: the keys of renewed holds are not watched there (see
+	// MutexOptions.AutoExtend).
 	ErrNotificationsUnavailable = errors.New("redlock: release notifications unavailable")
 )
 
