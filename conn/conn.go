@@ -303,24 +303,6 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 // server is taken as stalled and the connection is closed.
 const maxPending = 1 << 16
 
-// SendPush writes a command whose answer comes as RESP3 push frames, not as
-// a reply (SUBSCRIBE, UNSUBSCRIBE): the answers go to Options.OnPush. It
-// reports false, and sends nothing, when the connection is down or does
-// not speak RESP3; a pub/sub command on a RESP2 connection would take it
-// over.
-func (c *Conn) SendPush(command []byte) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed || c.link == nil || c.link.protocol != ProtocolRESP3 {
-		return false
-	}
-	c.writeBuffer = append(c.writeBuffer, command...)
-	if !c.flushing {
-		c.flushLocked()
-	}
-	return true
-}
-
 // Flush writes the commands left in the write buffer, unless another
 // caller is writing them already.
 func (c *Conn) Flush() {

@@ -1,7 +1,6 @@
 package conn
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -281,57 +280,6 @@ func (c *Conn) handOffReadingLocked() {
 	if next := c.pending.firstWaiting(); next != nil {
 		next.signal()
 	}
-}
-
-// Listen reads the connection until ctx ends or the connection fails,
-// handing RESP3 pushes to Options.OnPush and replies to their calls: it
-// serves a connection that carries subscriptions, where messages arrive
-// without a command to wait for. It returns the error that ended it:
-// ctx's error when ctx ended. Listen needs a live connection (see
-// Connect). When a caller is reading it for its own reply, Listen takes
-// over once that caller's turn ends.
-//
-// A server that refuses a push command (SendPush), such as a SUBSCRIBE to
-// a channel an ACL denies (NOPERM), answers with an error reply instead of
-// a push: an error reply that arrives while no call is pending goes to
-// refused, when not nil, and the connection stays up. Any other reply that
-// no command asked for closes the connection (R13). refused is called on
-// Listen's goroutine with a value valid only during the call; it must not
-// block or call back into the Conn.
-func (c *Conn) Listen(ctx context.Context, refused func(resp.Value)) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.reading && !c.closed && c.link != nil {
-		if c.listenerTurn == nil {
-			c.listenerTurn = make(chan struct{})
-		}
-		turn := c.listenerTurn
-		c.mu.Unlock()
-		select {
-		case <-turn:
-		case <-ctx.Done():
-		}
-		c.mu.Lock()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	switch {
-	case c.closed:
-		return ErrClosed
-	case c.link == nil:
-		return c.notConnectedLocked()
-	}
-	done := ctx.Done()
-	stop := context.AfterFunc(ctx, func() { c.interruptReader(done) })
-	defer stop()
-	c.refused, c.readerDone = refused, done
-	err := c.readLocked(readerListener, nil)
-	c.refused, c.readerDone = nil, nil
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return err
 }
 
 // deliverLocked completes the entry's call with value. When the server
