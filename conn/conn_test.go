@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/workgroup"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -58,10 +59,9 @@ func TestPipelinedCallersGetTheirOwnReplies(t *testing.T) {
 	c := newConn(t, server.Addr(), conn.Options{})
 
 	const goroutines, rounds = 32, 200
-	var wait sync.WaitGroup
-	failures := make(chan string, goroutines)
+	var callers workgroup.Group
 	for g := range goroutines {
-		wait.Go(func() {
+		callers.Go(func() error {
 			var call conn.Call
 			for i := range rounds {
 				want := strconv.Itoa(g*rounds + i)
@@ -71,17 +71,13 @@ func TestPipelinedCallersGetTheirOwnReplies(t *testing.T) {
 				c.Send(&call, deadline)
 				c.Wait(context.Background(), &call)
 				if call.Err != nil || string(call.Reply.Str) != want {
-					failures <- fmt.Sprintf("goroutine %d: want %q, got %q (err %v)", g, want, call.Reply.Str, call.Err)
-					return
+					return fmt.Errorf("goroutine %d: want %q, got %q (err %v)", g, want, call.Reply.Str, call.Err)
 				}
 			}
+			return nil
 		})
 	}
-	wait.Wait()
-	close(failures)
-	for failure := range failures {
-		t.Error(failure)
-	}
+	assert.NoError(t, callers.Wait())
 }
 
 func TestStoppedServerCostsOnlyTheDeadline(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/workgroup"
 	"github.com/lockmux/lockmux/mux"
 )
 
@@ -155,10 +155,9 @@ func TestTallyStopsEarlyAndTheRestIsDroppedSafely(t *testing.T) {
 func TestConcurrentRoundsGetTheirOwnReplies(t *testing.T) {
 	group, _ := newGroup(t, 3)
 	const goroutines, rounds = 32, 100
-	var wait sync.WaitGroup
-	failures := make(chan string, goroutines)
+	var callers workgroup.Group
 	for g := range goroutines {
-		wait.Go(func() {
+		callers.Go(func() error {
 			round := group.NewRound()
 			for r := range rounds {
 				want := fmt.Sprintf("%d-%d", g, r)
@@ -167,18 +166,14 @@ func TestConcurrentRoundsGetTheirOwnReplies(t *testing.T) {
 				group.Wait(context.Background(), round, nil)
 				for i := range group.Len() {
 					if got := string(round.Reply(i).Str); got != want || round.Err(i) != nil {
-						failures <- fmt.Sprintf("goroutine %d node %d: got %q, err %v", g, i, got, round.Err(i))
-						return
+						return fmt.Errorf("goroutine %d node %d: got %q, err %v", g, i, got, round.Err(i))
 					}
 				}
 			}
+			return nil
 		})
 	}
-	wait.Wait()
-	close(failures)
-	for failure := range failures {
-		t.Error(failure)
-	}
+	assert.NoError(t, callers.Wait())
 }
 
 func TestNewRejectsBadInput(t *testing.T) {

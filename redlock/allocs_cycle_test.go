@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/workgroup"
 )
 
 // TestLockCycleDoesNotAllocate pins the zero-allocation claim of a
@@ -38,35 +39,42 @@ func TestLockCycleDoesNotAllocate(t *testing.T) {
 			assert.Zero(t, testing.AllocsPerRun(100, cycle), "serial")
 
 			stop := make(chan struct{})
-			var wait, warm sync.WaitGroup
+			var callers workgroup.Group
+			var warm sync.WaitGroup
 			for g := range 31 {
 				warm.Add(1)
-				wait.Go(func() {
+				callers.Go(func() error {
 					m := client.NewMutex("allocs:"+strconv.Itoa(g), MutexOptions{})
+					lockUnlock := func() error {
+						if err := m.Lock(ctx); err != nil {
+							return err
+						}
+						return m.Unlock(ctx)
+					}
 					// Warm up: the connections' queues grow to the depth
 					// that 32 callers reach, once.
-					for cycles := 1; ; cycles++ {
-						if err := m.Lock(ctx); err != nil {
-							panic(err)
-						}
-						if err := m.Unlock(ctx); err != nil {
-							panic(err)
-						}
-						if cycles == 50 {
-							warm.Done()
-						}
-						select {
-						case <-stop:
-							return
-						default:
+					var err error
+					for range 50 {
+						if err = lockUnlock(); err != nil {
+							break
 						}
 					}
+					warm.Done()
+					for err == nil {
+						select {
+						case <-stop:
+							return nil
+						default:
+						}
+						err = lockUnlock()
+					}
+					return err
 				})
 			}
 			warm.Wait()
 			allocations := testing.AllocsPerRun(100, cycle)
 			close(stop)
-			wait.Wait()
+			require.NoError(t, callers.Wait())
 			assert.Zero(t, allocations, "among 31 other callers")
 		})
 	}

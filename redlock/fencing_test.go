@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/workgroup"
 )
 
 func TestFencesIncreaseAcrossClients(t *testing.T) {
@@ -49,7 +51,8 @@ func TestFencingCounterexample(t *testing.T) {
 	client.do(t, 4, "SET", "resource", "other", "PX", "60000")
 	a := client.NewMutex("resource", MutexOptions{Fencing: true})
 	require.NoError(t, a.Lock(context.Background()))
-	assert.Equal(t, int64(51), a.Fence())
+	fenceA := a.Fence() // read while A holds: an unlocked Mutex has no fence
+	assert.Equal(t, int64(51), fenceA)
 	require.NoError(t, a.Unlock(context.Background()))
 
 	// B's quorum is nodes 1, 4, 5.
@@ -60,7 +63,7 @@ func TestFencingCounterexample(t *testing.T) {
 	client.do(t, 2, "SET", "resource", "other", "PX", "60000")
 	b := client.NewMutex("resource", MutexOptions{Fencing: true})
 	require.NoError(t, b.Lock(context.Background()))
-	assert.Greater(t, b.Fence(), a.Fence()+0, "B's fence must exceed A's 51")
+	assert.Greater(t, b.Fence(), fenceA, "B's fence must exceed A's")
 	assert.Equal(t, int64(52), b.Fence())
 	require.NoError(t, b.Unlock(context.Background()))
 }
@@ -78,24 +81,23 @@ func TestFencesStayMonotonicAcrossRestarts(t *testing.T) {
 	const workers = 4
 	var mu sync.Mutex
 	var fences []int64
-	var wait sync.WaitGroup
+	var group workgroup.Group
 	for w := range workers {
 		client := nodes.client(t, Options{})
-		wait.Go(func() {
+		group.Go(func() error {
 			m := client.NewMutex("counter", MutexOptions{Fencing: true})
 			for range acquisitions / workers {
 				if err := m.Lock(context.Background()); err != nil {
-					t.Errorf("worker %d: %v", w, err)
-					return
+					return fmt.Errorf("worker %d: %w", w, err)
 				}
 				mu.Lock()
 				fences = append(fences, m.Fence()) // in the order of the holds
 				mu.Unlock()
 				if err := m.Unlock(context.Background()); err != nil && !errorsIsLost(err) {
-					t.Errorf("worker %d: %v", w, err)
-					return
+					return fmt.Errorf("worker %d: %w", w, err)
 				}
 			}
+			return nil
 		})
 	}
 	// Restart one node after another while the workers run.
@@ -104,7 +106,7 @@ func TestFencesStayMonotonicAcrossRestarts(t *testing.T) {
 		server.Kill9()
 		server.Restart(t)
 	}
-	wait.Wait()
+	require.NoError(t, group.Wait())
 	require.Len(t, fences, acquisitions)
 	for i := 1; i < len(fences); i++ {
 		if fences[i] <= fences[i-1] {

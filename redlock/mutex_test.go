@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/workgroup"
 )
 
 func TestLockUnlockOnEveryNode(t *testing.T) {
@@ -85,10 +86,10 @@ func TestLocalWaitersDoNotTouchTheNetwork(t *testing.T) {
 	assert.ErrorIs(t, m.Lock(ctx), context.Canceled)
 	assert.Equal(t, attempts, client.Stats().LockAttempts, "local waiters made no attempt")
 
-	locked := make(chan error)
-	go func() { locked <- m.Lock(context.Background()) }()
+	var waiter workgroup.Group
+	waiter.Go(func() error { return m.Lock(context.Background()) })
 	require.NoError(t, m.Unlock(context.Background()))
-	require.NoError(t, <-locked, "the waiter gets the Mutex once it is unlocked")
+	require.NoError(t, waiter.Wait(), "the waiter gets the Mutex once it is unlocked")
 	assert.Equal(t, attempts+1, client.Stats().LockAttempts, "the waiter made exactly one attempt")
 	require.NoError(t, m.Unlock(context.Background()))
 }
@@ -146,14 +147,13 @@ func TestConcurrentHoldersNeverOverlap(t *testing.T) {
 			overlaps++
 		}
 	}
-	done := make(chan error, workers)
+	var holders workgroup.Group
 	for _, client := range clients {
-		go func() {
+		holders.Go(func() error {
 			m := client.NewMutex("shared", MutexOptions{TTL: 5 * time.Second})
 			for range rounds {
 				if err := m.Lock(context.Background()); err != nil {
-					done <- err
-					return
+					return err
 				}
 				enter()
 				inside++
@@ -161,16 +161,13 @@ func TestConcurrentHoldersNeverOverlap(t *testing.T) {
 				inside--
 				<-guard
 				if err := m.Unlock(context.Background()); err != nil {
-					done <- err
-					return
+					return err
 				}
 			}
-			done <- nil
-		}()
+			return nil
+		})
 	}
-	for range workers {
-		require.NoError(t, <-done)
-	}
+	require.NoError(t, holders.Wait())
 	assert.Zero(t, overlaps)
 	assert.Equal(t, int64(workers*rounds), acquisitions)
 }
@@ -221,34 +218,28 @@ func TestFailedTryLockReportsItsOwnAttempt(t *testing.T) {
 	require.NoError(t, holder.Lock(context.Background()))
 	shared := nodes.client(t, Options{}).NewMutex("k", MutexOptions{})
 
-	var wait sync.WaitGroup
-	reports := make(chan string, 2)
+	var contenders workgroup.Group
 	for range 2 {
-		wait.Go(func() {
+		contenders.Go(func() error {
 			for range 300 {
 				err := shared.TryLock(context.Background())
 				var quorum *QuorumError
 				if !errors.As(err, &quorum) {
 					if !errors.Is(err, ErrNotAcquired) {
-						reports <- fmt.Sprintf("unexpected error: %v", err)
-						return
+						return fmt.Errorf("unexpected error: %w", err)
 					}
 					continue // held by the other goroutine: no attempt of its own
 				}
 				for _, node := range quorum.Nodes {
 					if node.Outcome != OutcomeHeld {
-						reports <- "an error that is not its own attempt's: " + quorum.Error()
-						return
+						return fmt.Errorf("an error that is not its own attempt's: %w", quorum)
 					}
 				}
 			}
+			return nil
 		})
 	}
-	wait.Wait()
-	close(reports)
-	for report := range reports {
-		t.Error(report)
-	}
+	assert.NoError(t, contenders.Wait())
 }
 
 // Of two Unlocks of one hold that race, one releases it and the other finds
@@ -317,18 +308,16 @@ func TestExtendRacingUnlock(t *testing.T) {
 	m := client.NewMutex("k", MutexOptions{})
 	for range 100 {
 		require.NoError(t, m.Lock(context.Background()))
-		heartbeat := make(chan error, 1)
-		go func() {
+		var heartbeat workgroup.Group
+		heartbeat.Go(func() error {
 			for {
-				err := m.Extend(context.Background())
-				if err != nil {
-					heartbeat <- err
-					return
+				if err := m.Extend(context.Background()); err != nil {
+					return err
 				}
 			}
-		}()
+		})
 		require.NoError(t, m.Unlock(context.Background()))
-		err := <-heartbeat
+		err := heartbeat.Wait()
 		if !errors.Is(err, ErrNotHeld) && !errors.Is(err, ErrLockLost) {
 			t.Fatalf("Extend racing Unlock: %v", err)
 		}
@@ -342,31 +331,25 @@ func TestExtendRacingUnlock(t *testing.T) {
 // both attempts a backoff.
 func TestRacingGoroutinesOfOneClientNeverSplitTheNodes(t *testing.T) {
 	client := startCluster(t, 5, redistest.Options{}).client(t, Options{})
-	var wait sync.WaitGroup
-	splits := make(chan string, 8)
+	var racers workgroup.Group
 	for range 8 {
-		wait.Go(func() {
+		racers.Go(func() error {
 			m := client.NewMutex("k", MutexOptions{})
 			for range 200 {
 				err := m.TryLock(context.Background())
 				if err == nil {
 					if err := m.Unlock(context.Background()); err != nil {
-						splits <- "unlock: " + err.Error()
-						return
+						return fmt.Errorf("unlock: %w", err)
 					}
 					continue
 				}
 				var quorum *QuorumError
 				if !errors.As(err, &quorum) || quorum.Got != 0 {
-					splits <- err.Error()
-					return
+					return err
 				}
 			}
+			return nil
 		})
 	}
-	wait.Wait()
-	close(splits)
-	for split := range splits {
-		t.Error(split)
-	}
+	assert.NoError(t, racers.Wait())
 }

@@ -42,19 +42,6 @@ const (
 	quorumImpossible
 )
 
-// String returns the state's name.
-func (s quorumState) String() string {
-	switch s {
-	case quorumPending:
-		return "pending"
-	case quorumReached:
-		return "reached"
-	case quorumImpossible:
-		return "impossible"
-	}
-	return "quorumState(?)"
-}
-
 // countQuorum decides a round of total nodes in which got nodes confirmed
 // and failed nodes will not confirm (they refused, failed or timed out); the
 // rest have not answered yet. Counts that do not add up (negative, or got +

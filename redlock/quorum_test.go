@@ -36,6 +36,8 @@ func TestQuorum(t *testing.T) {
 	}
 }
 
+// TestValidity checks validity against values worked out by hand:
+// ttl − elapsed − (ttl·driftFactor + 2 ms).
 func TestValidity(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -44,11 +46,15 @@ func TestValidity(t *testing.T) {
 		driftFactor float64
 		want        time.Duration
 	}{
-		{name: "defaults", ttl: 10 * time.Second, elapsed: 5 * time.Millisecond, driftFactor: 0.01, want: 10*time.Second - 5*time.Millisecond - 100*time.Millisecond - 2*time.Millisecond},
-		{name: "no elapsed time", ttl: time.Second, driftFactor: 0.01, want: time.Second - 10*time.Millisecond - 2*time.Millisecond},
-		{name: "zero drift factor keeps the fixed allowance", ttl: time.Second, elapsed: time.Millisecond, want: time.Second - 3*time.Millisecond},
-		{name: "elapsed beyond the TTL", ttl: 100 * time.Millisecond, elapsed: 150 * time.Millisecond, driftFactor: 0.01, want: -53 * time.Millisecond},
-		{name: "exactly spent", ttl: 100 * time.Millisecond, elapsed: 97 * time.Millisecond, driftFactor: 0.01, want: 0},
+		{name: "defaults: 10 s − 5 ms − (100 ms + 2 ms)", ttl: 10 * time.Second, elapsed: 5 * time.Millisecond, driftFactor: 0.01, want: 9893 * time.Millisecond},
+		{name: "no elapsed time: 1 s − (10 ms + 2 ms)", ttl: time.Second, driftFactor: 0.01, want: 988 * time.Millisecond},
+		{name: "zero drift factor keeps the fixed allowance: 1 s − 1 ms − 2 ms", ttl: time.Second, elapsed: time.Millisecond, want: 997 * time.Millisecond},
+		{name: "a quarter of the TTL for drift: 2 s − 300 ms − (500 ms + 2 ms)", ttl: 2 * time.Second, elapsed: 300 * time.Millisecond, driftFactor: 0.25, want: 1198 * time.Millisecond},
+		{name: "half the TTL for drift: 1 min − 0 − (30 s + 2 ms)", ttl: time.Minute, driftFactor: 0.5, want: 29998 * time.Millisecond},
+		{name: "microseconds: 10 ms − 1.5 ms − (100 µs + 2 ms)", ttl: 10 * time.Millisecond, elapsed: 1500 * time.Microsecond, driftFactor: 0.01, want: 6400 * time.Microsecond},
+		{name: "elapsed beyond the TTL: 100 ms − 150 ms − (1 ms + 2 ms)", ttl: 100 * time.Millisecond, elapsed: 150 * time.Millisecond, driftFactor: 0.01, want: -53 * time.Millisecond},
+		{name: "exactly spent: 100 ms − 97 ms − (1 ms + 2 ms)", ttl: 100 * time.Millisecond, elapsed: 97 * time.Millisecond, driftFactor: 0.01, want: 0},
+		{name: "elapsed equal to the TTL: 1 h − 1 h − (36 s + 2 ms)", ttl: time.Hour, elapsed: time.Hour, driftFactor: 0.01, want: -36002 * time.Millisecond},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
@@ -57,23 +63,35 @@ func TestValidity(t *testing.T) {
 	}
 }
 
-// TestValidityProperty is the regression test for a known bug of another
-// library that computed ttl − (elapsed − drift), adding the drift: the
-// validity must be ttl − elapsed − drift exactly, and never more than
-// ttl − elapsed.
-func TestValidityProperty(t *testing.T) {
+// TestValidityProperties checks what must hold of validity whatever its
+// inputs, without restating its formula. The first property is the
+// regression test for a known bug of another library, which computed
+// ttl − (elapsed − drift): adding the drift gave a validity longer than
+// what was left of the TTL.
+func TestValidityProperties(t *testing.T) {
 	random := rand.New(rand.NewPCG(1, 2))
 	for range 100_000 {
 		ttl := MinTTL + time.Duration(random.Int64N(int64(time.Hour)))
 		elapsed := time.Duration(random.Int64N(int64(2 * ttl)))
 		driftFactor := random.Float64() * 0.5
 		got := validity(ttl, elapsed, driftFactor)
-		drift := time.Duration(float64(ttl)*driftFactor) + 2*time.Millisecond
-		if got != ttl-elapsed-drift {
-			t.Fatalf("validity(%v, %v, %v) = %v, want %v", ttl, elapsed, driftFactor, got, ttl-elapsed-drift)
-		}
 		if got >= ttl-elapsed {
-			t.Fatalf("validity(%v, %v, %v) = %v, not below ttl − elapsed = %v", ttl, elapsed, driftFactor, got, ttl-elapsed)
+			t.Fatalf("validity(%v, %v, %v) = %v, not below what is left of the TTL, %v", ttl, elapsed, driftFactor, got, ttl-elapsed)
+		}
+		if elapsed >= ttl && got > 0 {
+			t.Fatalf("validity(%v, %v, %v) = %v: positive although the operation took the whole TTL", ttl, elapsed, driftFactor, got)
+		}
+		longer := elapsed + 1 + time.Duration(random.Int64N(int64(time.Second)))
+		if later := validity(ttl, longer, driftFactor); later >= got {
+			t.Fatalf("validity(%v, %v, %v) = %v, not below %v for the shorter elapsed %v", ttl, longer, driftFactor, later, got, elapsed)
+		}
+		more := driftFactor + random.Float64()*(0.5-driftFactor)
+		if drifted := validity(ttl, elapsed, more); drifted > got {
+			t.Fatalf("validity(%v, %v, %v) = %v, above %v for the smaller drift factor %v", ttl, elapsed, more, drifted, got, driftFactor)
+		}
+		bigger := ttl + time.Duration(random.Int64N(int64(time.Second)))
+		if extended := validity(bigger, elapsed, driftFactor); extended < got {
+			t.Fatalf("validity(%v, %v, %v) = %v, below %v for the shorter TTL %v", bigger, elapsed, driftFactor, extended, got, ttl)
 		}
 	}
 }
@@ -104,16 +122,8 @@ func TestCountQuorum(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			state := countQuorum(test.got, test.failed, test.total)
-			assert.Equal(t, test.want, state, "got %v", state)
+			assert.Equal(t, test.want, countQuorum(test.got, test.failed, test.total))
 			assert.Equal(t, test.want != quorumImpossible, quorumPossible(test.got, test.failed, test.total))
 		})
 	}
-}
-
-func TestQuorumStateNames(t *testing.T) {
-	assert.Equal(t, "pending", quorumPending.String())
-	assert.Equal(t, "reached", quorumReached.String())
-	assert.Equal(t, "impossible", quorumImpossible.String())
-	assert.Equal(t, "quorumState(?)", quorumState(7).String())
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/workgroup"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -31,12 +32,12 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 	}}
 	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour})
 	m := waiter.NewMutex("k", MutexOptions{})
-	locked := make(chan error, 1)
-	go func() { locked <- m.Lock(context.Background()) }()
+	var locking workgroup.Group
+	locking.Go(func() error { return m.Lock(context.Background()) })
 
 	<-waiting
 	require.NoError(t, holder.Unlock(context.Background()))
-	require.NoError(t, <-locked, "with retries an hour apart, only the notification can have woken it")
+	require.NoError(t, locking.Wait(), "with retries an hour apart, only the notification can have woken it")
 	// Every attempt has a cause: the first look, and per node at most one
 	// wake-up for the subscription being made, one for its confirmation and
 	// one for the release message. More would be a loop.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/lockmux/lockmux/internal/workgroup"
 )
 
 func TestReaderReadsFrames(t *testing.T) {
@@ -163,11 +165,11 @@ func TestReaderDeadline(t *testing.T) {
 	client, server := net.Pipe()
 	defer client.Close()
 	defer server.Close()
-	written := make(chan error, 1)
-	go func() {
+	var writer workgroup.Group
+	writer.Go(func() error {
 		_, err := server.Write([]byte("$10\r\nhello"))
-		written <- err
-	}()
+		return err
+	})
 
 	reader := NewReader(client, Limits{})
 	if err := client.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
@@ -181,17 +183,17 @@ func TestReaderDeadline(t *testing.T) {
 	if !errors.As(err, &netErr) || !netErr.Timeout() {
 		t.Errorf("ReadReply() error %v is not a net.Error timeout", err)
 	}
-	if err := <-written; err != nil {
+	if err := writer.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	if reader.Buffered() != 10 {
 		t.Errorf("Buffered() = %d, want 10", reader.Buffered())
 	}
 
-	go func() {
+	writer.Go(func() error {
 		_, err := server.Write([]byte("world\r\n"))
-		written <- err
-	}()
+		return err
+	})
 	if err := client.SetReadDeadline(time.Time{}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +201,7 @@ func TestReaderDeadline(t *testing.T) {
 	if err != nil || !valuesEqual(v, bulk("helloworld")) {
 		t.Errorf("ReadReply() = %v, %v; want \"helloworld\"", v, err)
 	}
-	if err := <-written; err != nil {
+	if err := writer.Wait(); err != nil {
 		t.Fatal(err)
 	}
 }

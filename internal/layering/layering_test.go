@@ -28,6 +28,7 @@ var layers = map[string][]string{
 	"redlock":            {"mux", "resp"}, // mux is the one seam to the network: never conn
 	"internal":           {"internal", "redlock", "mux", "conn", "resp"},
 	"internal/redistest": {},
+	"internal/workgroup": {}, // the tests of every package use it
 	"cmd":                {"internal", "redlock", "mux", "conn", "resp"},
 	"bench":              {"internal", "redlock", "mux", "conn", "resp"},
 }
@@ -186,6 +187,8 @@ func TestProblem(t *testing.T) {
 		{name: "internal imports miniredis", file: main("internal/redistest"), importPath: "github.com/alicebob/miniredis/v2", wantOK: true},
 		{name: "internal imports testify", file: main("internal/safety"), importPath: "github.com/stretchr/testify/require", wantOK: true},
 		{name: "redistest imports resp", file: main("internal/redistest"), importPath: module + "/resp"},
+		{name: "workgroup imports redistest", file: main("internal/workgroup"), importPath: module + "/internal/redistest"},
+		{name: "a resp test uses workgroup", file: test("resp"), importPath: module + "/internal/workgroup", wantOK: true},
 		{name: "internal imports redlock", file: main("internal/safety"), importPath: module + "/redlock", wantOK: true},
 		{name: "redlock imports miniredis", file: main("redlock"), importPath: "github.com/alicebob/miniredis/v2"},
 		{name: "the command imports miniredis for its demo", file: main("cmd/redlock"), importPath: "github.com/alicebob/miniredis/v2", wantOK: true},

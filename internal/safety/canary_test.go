@@ -5,7 +5,6 @@ package safety_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/internal/faultnet"
 	"github.com/lockmux/lockmux/internal/safety"
+	"github.com/lockmux/lockmux/internal/workgroup"
 	"github.com/lockmux/lockmux/redlock"
 )
 
@@ -223,28 +223,28 @@ func (k *canaryKit) drift(rate float64) {
 	_, err := k.workers[0].write(context.Background(), first)
 	require.NoError(k.t, err)
 	until := first.m.Until()
-	var second *holding
-	var secondErr error
-	var wait sync.WaitGroup
-	wait.Go(func() {
+	var contender workgroup.Group
+	contender.Go(func() error {
 		time.Sleep(time.Until(until.Add(-k.ttl / 5)))
 		m := k.mutexes[1]
+		var second *holding
+		var err error
 		for time.Now().Before(until.Add(300 * time.Millisecond)) {
-			second, secondErr = k.workers[1].acquire(context.Background(), m, 100*time.Millisecond, true)
-			if second != nil || secondErr != nil {
+			second, err = k.workers[1].acquire(context.Background(), m, 100*time.Millisecond, true)
+			if second != nil || err != nil {
 				break
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
-		if second == nil || secondErr != nil {
-			return
+		if second == nil || err != nil {
+			return err
 		}
-		if _, secondErr = k.workers[1].write(context.Background(), second); secondErr == nil {
-			secondErr = k.workers[1].leave(context.Background(), second)
+		if _, err := k.workers[1].write(context.Background(), second); err != nil {
+			return err
 		}
+		return k.workers[1].leave(context.Background(), second)
 	})
 	time.Sleep(time.Until(until.Add(-time.Millisecond)))
 	k.leave(0, first)
-	wait.Wait()
-	require.NoError(k.t, secondErr)
+	require.NoError(k.t, contender.Wait())
 }

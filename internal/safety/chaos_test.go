@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/lockmux/lockmux/internal/faultnet"
 	"github.com/lockmux/lockmux/internal/safety"
+	"github.com/lockmux/lockmux/internal/workgroup"
 	"github.com/lockmux/lockmux/redlock"
 )
 
@@ -138,10 +138,14 @@ func runChaos(t *testing.T, p profile) runFigures {
 	observer := &latencyObserver{collecting: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var workers sync.WaitGroup
-	workerErrs := make([]error, len(local))
-	for i, config := range local {
-		workers.Go(func() { workerErrs[i] = runWorkers(ctx, config, rec, observer) })
+	var workers workgroup.Group
+	for _, config := range local {
+		workers.Go(func() error {
+			if err := runWorkers(ctx, config, rec, observer); err != nil {
+				return fmt.Errorf("workers of %s: %w", config.Name, err)
+			}
+			return nil
+		})
 	}
 	var processes []*workerProcess
 	for _, config := range remote {
@@ -149,7 +153,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 	}
 	stopWorkers := func() {
 		rec.SetPhase(safety.PhaseStop)
-		workers.Wait()
+		assert.NoError(t, workers.Wait())
 		for _, p := range processes {
 			assert.NoError(t, p.wait(30*time.Second))
 		}
@@ -209,9 +213,6 @@ func runChaos(t *testing.T, p profile) runFigures {
 		for _, proxy := range client {
 			proxy.Pass()
 		}
-	}
-	for i := range workerErrs {
-		assert.NoError(t, workerErrs[i], "workers of %s", local[i].Name)
 	}
 	time.Sleep(3 * p.ttl)
 	probe(t, c, rec, keys, p.ttl)

@@ -2,6 +2,7 @@ package safety_test
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,21 +14,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/safety"
+	"github.com/lockmux/lockmux/internal/workgroup"
 )
 
 func TestRecorderStampsInOrder(t *testing.T) {
 	rec := safety.NewRecorder()
 	defer rec.Close()
-	var wait sync.WaitGroup
+	var recorders workgroup.Group
 	for g := range 8 {
-		wait.Go(func() {
+		recorders.Go(func() error {
 			for range 500 {
-				_, err := rec.Record(safety.Event{Kind: safety.KindRead, Worker: string(rune('a' + g))})
-				assert.NoError(t, err)
+				if _, err := rec.Record(safety.Event{Kind: safety.KindRead, Worker: string(rune('a' + g))}); err != nil {
+					return err
+				}
 			}
+			return nil
 		})
 	}
-	wait.Wait()
+	require.NoError(t, recorders.Wait())
 	history := rec.History()
 	require.Len(t, history, 8*500)
 	for i := 1; i < len(history); i++ {
@@ -65,20 +69,22 @@ func TestRemoteSink(t *testing.T) {
 		require.NoError(t, err)
 	}
 	before := safety.Now()
-	var wait sync.WaitGroup
+	var recorders workgroup.Group
 	for i, sink := range sinks {
-		wait.Go(func() {
+		recorders.Go(func() error {
 			for range 100 {
 				ack, err := sink.Record(safety.Event{Kind: safety.KindEnter, Worker: string(rune('a' + i)), Deadline: 42})
-				if !assert.NoError(t, err) {
-					return
+				if err != nil {
+					return fmt.Errorf("sink %d: %w", i, err)
 				}
-				assert.Equal(t, safety.PhaseRun, ack.Phase)
-				assert.Greater(t, ack.T, before)
+				if ack.Phase != safety.PhaseRun || ack.T <= before {
+					return fmt.Errorf("sink %d: acknowledged in phase %q at %d, want phase %q after %d", i, ack.Phase, ack.T, safety.PhaseRun, before)
+				}
 			}
+			return nil
 		})
 	}
-	wait.Wait()
+	require.NoError(t, recorders.Wait())
 	rec.SetPhase(safety.PhaseStop)
 	ack, err := sinks[0].Record(safety.Event{Kind: safety.KindPoll})
 	require.NoError(t, err)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/safety"
+	"github.com/lockmux/lockmux/internal/workgroup"
 )
 
 // The deterministic scenarios of RELIABILITY.md §8.5 that exercise the
@@ -122,9 +122,8 @@ func TestD3PauseInCriticalSection(t *testing.T) {
 	process := startWorkerProcess(t, paused)
 	contender := config
 	contender.Name, contender.Goroutines, contender.Addresses = "local1", 1, c.addresses()
-	var workers sync.WaitGroup
-	var contenderErr error
-	workers.Go(func() { contenderErr = runWorkers(context.Background(), contender, rec, nil) })
+	var workers workgroup.Group
+	workers.Go(func() error { return runWorkers(context.Background(), contender, rec, nil) })
 
 	tr := newTracker(rec)
 	var target safety.Event
@@ -148,8 +147,7 @@ func TestD3PauseInCriticalSection(t *testing.T) {
 	require.True(t, tr.exited[target.Hold], "the resumed holder never left its critical section")
 
 	rec.SetPhase(safety.PhaseStop)
-	workers.Wait()
-	require.NoError(t, contenderErr)
+	require.NoError(t, workers.Wait())
 	require.NoError(t, process.wait(10*time.Second))
 
 	report := safety.Check(rec.History(), safety.Options{Resource: c.resourceLog(t, config.Keys)})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/internal/safety"
+	"github.com/lockmux/lockmux/internal/workgroup"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -119,16 +120,14 @@ func runWorkers(ctx context.Context, config workerConfig, sink safety.Sink, obse
 		return err
 	}
 	defer resource.Close()
-	var wait sync.WaitGroup
-	errs := make([]error, config.Goroutines)
+	var workers workgroup.Group
 	for g := range config.Goroutines {
 		w := newWorker(&config, fmt.Sprintf("%s.g%d", config.Name, g), client, resource, sink)
 		w.rng = rand.New(rand.NewPCG(config.Seed, uint64(g)))
 		w.impatient = g < config.Impatient
-		wait.Go(func() { errs[g] = w.run(ctx) })
+		workers.Go(func() error { return w.run(ctx) })
 	}
-	wait.Wait()
-	return errors.Join(errs...)
+	return workers.Wait()
 }
 
 // worker is one goroutine of lock, work, unlock: the lock-set workload of
