@@ -135,3 +135,57 @@ func ExampleQuorumError() {
 	// 0 of 1 nodes, need 1
 	// held
 }
+
+// Run work while holding a lock: Do renews the hold while the function
+// runs, cancels the function's context if the hold is lost, and releases
+// the lock when the function returns, or panics.
+func ExampleClient_Do() {
+	addresses, stop := startNodes(3)
+	defer stop()
+	client, err := redlock.New(addresses, redlock.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	ctx := context.Background()
+	err = client.Do(ctx, "report", redlock.MutexOptions{TTL: 5 * time.Second}, func(ctx context.Context) error {
+		// ctx is cancelled, with a cause matching redlock.ErrLockLost, if
+		// the hold is lost.
+		fmt.Println("building the report; lock lost:", ctx.Err() != nil)
+		return nil
+	})
+	fmt.Println("done:", err)
+	// Output:
+	// building the report; lock lost: false
+	// done: <nil>
+}
+
+// Fencing tokens: each hold of a resource gets a larger fence, across
+// clients; pass it with every write and have the resource refuse older
+// ones (package fencedstore does that for a Redis key).
+func ExampleMutexOptions_fencing() {
+	addresses, stop := startNodes(3)
+	defer stop()
+	client, err := redlock.New(addresses, redlock.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	ctx := context.Background()
+	m := client.NewMutex("ledger", redlock.MutexOptions{Fencing: true})
+	var fences []int64
+	for range 2 {
+		if err := m.Lock(ctx); err != nil {
+			panic(err)
+		}
+		fences = append(fences, m.Fence()) // read while the hold lasts
+		if err := m.Unlock(ctx); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("fences:", fences, "increasing:", fences[1] > fences[0])
+	// Output:
+	// fences: [1 2] increasing: true
+}

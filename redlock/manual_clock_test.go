@@ -2,10 +2,7 @@ package redlock
 
 import (
 	"sync"
-	"testing"
 	"time"
-
-	"github.com/stretchr/testify/assert"
 )
 
 var _ clock = (*manualClock)(nil)
@@ -40,36 +37,4 @@ func (c *manualClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.offset += d
-}
-
-func TestManualClock(t *testing.T) {
-	clock := newManualClock()
-	start := clock.Now()
-	assert.Equal(t, start, clock.Now(), "the clock moves only when advanced")
-
-	clock.Advance(1500 * time.Millisecond)
-	assert.Equal(t, 1500*time.Millisecond, clock.Now().Sub(start))
-
-	var group sync.WaitGroup
-	for range 8 {
-		group.Go(func() {
-			for range 100 {
-				clock.Advance(time.Millisecond)
-				_ = clock.Now()
-			}
-		})
-	}
-	group.Wait()
-	assert.Equal(t, 2300*time.Millisecond, clock.Now().Sub(start))
-
-	var zero manualClock
-	assert.False(t, zero.Now().IsZero(), "the zero manualClock starts at the current time")
-}
-
-func TestRealClockIsMonotonic(t *testing.T) {
-	reading := realClock{}.Now()
-	// A reading with a monotonic component prints it as "m=+…"; Round(0)
-	// strips it.
-	assert.Contains(t, reading.String(), "m=")
-	assert.NotContains(t, reading.Round(0).String(), "m=")
 }
