@@ -198,16 +198,18 @@ func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.
 			if len(push.Elems) < 2 || string(push.Elems[1].Str) != channel {
 				return
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			switch string(push.Elems[0].Str) {
 			case "subscribe":
+				mu.Lock()
 				checks[node].subscribed = true
+				mu.Unlock()
 				subscriber.SendTo(node, resp.AppendCommand(nil, "UNSUBSCRIBE", channel))
 			case "unsubscribe":
+				mu.Lock()
+				defer mu.Unlock()
 				checks[node].unsubscribed = true
 				settleLocked(node, Finding{CheckNotifications, SeverityOK, "the user may subscribe to the release channels (" +
-					naming.ReleasedChannelPrefix + "*) over RESP3: releases wake waiters"})
+					naming.ReleasedChannelPrefix + "*) and unsubscribe, over RESP3: releases wake waiters"})
 			}
 		},
 		OnUnavailable: func(node int, err error) {
