@@ -171,6 +171,9 @@ func (h *handshake) prepare(runID *string) error {
 		return err
 	}
 	if h.address.DB != 0 {
+		if err := authError(replies[0]); err != nil {
+			return fmt.Errorf("select %d: %w", h.address.DB, err)
+		}
 		if replies[0].IsError() {
 			return fmt.Errorf("select %d: %w", h.address.DB, replies[0].Err())
 		}

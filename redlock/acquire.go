@@ -52,7 +52,8 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			if tally.unreachable() {
 				// Nodes that are down were being dialled again: give them one
 				// chance to come back before saying the quorum is out of reach.
-				if reconnected {
+				// A misconfigured node cannot come back that way.
+				if reconnected || !tally.downByTransport() {
 					return failure
 				}
 				reconnected = true
@@ -119,8 +120,16 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	}
 	clock := c.options.clock
 	if m.options.Token != "" {
-		if elapsed, generation := m.resume(ctx, number); generation != 0 {
+		elapsed, generation := m.resume(ctx, number)
+		if generation != 0 {
 			return elapsed, generation, nil
+		}
+		if a.round.tally.unreachable() {
+			// The nodes that could not check (down, or refusing the check
+			// by their configuration) could not take the keys either: the
+			// check's failure is the attempt's, not a "held by another"
+			// from the acquisition that would follow.
+			return m.attemptFailed(ctx, number, elapsed)
 		}
 	}
 	start := clock.Now()
@@ -164,6 +173,15 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	if unusable != nil {
 		return elapsed, 0, unusable
 	}
+	return m.attemptFailed(ctx, number, elapsed)
+}
+
+// attemptFailed tells the observer of a failed attempt, whose details are
+// in the acquisition round's tally, and returns errAttemptFailed, or the
+// caller's context error first when it ended.
+func (m *Mutex) attemptFailed(ctx context.Context, number int, elapsed time.Duration) (time.Duration, uint64, error) {
+	c := m.client
+	tally := &m.acquisition.round.tally
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: tally.got, Need: c.need, Elapsed: elapsed,
 			Err: tally.quorumError(m.key, c.addresses, elapsed)})

@@ -98,8 +98,10 @@
 // and not dialled for notifications again. The other nodes go on
 // notifying. While fewer than a quorum of nodes can notify, waiters retry
 // at the retry delay. The ACL rule that allows the channels is
-// &lockmux:released:* (for example ACL SETUSER locker &lockmux:released:*);
-// without it a release still succeeds, only unannounced. doctor.Run
+// &lockmux:released:PATTERN, with the pattern of the lock keys
+// (&lockmux:released:* for every key); the README gives the whole minimal
+// rule of a lockmux user. Without it a release still succeeds, only
+// unannounced. doctor.Run
 // checks it. A subscription connection that fails is dialled again after a
 // jittered backoff that doubles up to 2 s.
 //

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockmux/lockmux/resp"
 )
 
 var (
@@ -118,14 +120,20 @@ var (
 	ErrNotificationsUnavailable = errors.New("redlock: release notifications unavailable")
 )
 
-// isConfigErrorCode reports whether a server error code (the first word of
-// an error reply, such as "WRONGPASS") is a configuration problem that
-// retrying cannot fix. Errors with these codes should match ErrConfig.
-func isConfigErrorCode(code string) bool {
-	switch code {
+// isConfigError reports whether a server's error reply (such as
+// "WRONGPASS invalid username-password pair") is a configuration problem
+// that retrying cannot fix. Errors with these replies should match
+// ErrConfig. They are told by their code (the first word), and, for the
+// refusals of an ACL to a command that a script calls, which have the
+// code ERR, by their message: "The user executing the script can't …" up
+// to Redis 7.0, "ACL failure in script: …" from 7.2.
+func isConfigError(reply string) bool {
+	switch string(resp.ErrorCode([]byte(reply))) {
 	case "NOAUTH", "WRONGPASS", "NOPERM", "WRONGTYPE", "READONLY",
 		"MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "CROSSSLOT":
 		return true
+	case "ERR":
+		return strings.Contains(reply, "The user executing the script can't") || strings.Contains(reply, "ACL failure in script")
 	}
 	return false
 }

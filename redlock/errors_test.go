@@ -170,29 +170,33 @@ func TestOperationAndOutcomeNames(t *testing.T) {
 	assert.Equal(t, `redlock: lock "k" Operation(9) failed: 0 of 0 nodes, need 1`, (&QuorumError{Operation: 9, Key: "k", Need: 1}).Error())
 }
 
-func TestConfigErrorCodes(t *testing.T) {
+// The error replies that retrying cannot fix are told by their code, and
+// the ACL's refusals of a command a script calls, whose code is ERR, by
+// their message, as Redis 7.0 and 7.2 word it.
+func TestConfigErrors(t *testing.T) {
 	tests := []struct {
-		name string
-		code string
-		want bool
+		reply string
+		want  bool
 	}{
-		{name: "noauth", code: "NOAUTH", want: true},
-		{name: "wrongpass", code: "WRONGPASS", want: true},
-		{name: "noperm", code: "NOPERM", want: true},
-		{name: "wrongtype", code: "WRONGTYPE", want: true},
-		{name: "readonly", code: "READONLY", want: true},
-		{name: "moved", code: "MOVED", want: true},
-		{name: "ask", code: "ASK", want: true},
-		{name: "clusterdown", code: "CLUSTERDOWN", want: true},
-		{name: "loading is passing", code: "LOADING", want: false},
-		{name: "busy is passing", code: "BUSY", want: false},
-		{name: "oom is passing", code: "OOM", want: false},
-		{name: "noscript is handled by the transport", code: "NOSCRIPT", want: false},
-		{name: "generic error", code: "ERR", want: false},
+		{reply: "NOAUTH Authentication required.", want: true},
+		{reply: "WRONGPASS invalid username-password pair or user is disabled.", want: true},
+		{reply: "NOPERM this user has no permissions to run the 'set' command", want: true},
+		{reply: "WRONGTYPE Operation against a key holding the wrong kind of value", want: true},
+		{reply: "READONLY You can't write against a read only replica.", want: true},
+		{reply: "MOVED 3999 127.0.0.1:6381", want: true},
+		{reply: "ASK 3999 127.0.0.1:6381", want: true},
+		{reply: "CLUSTERDOWN The cluster is down", want: true},
+		{reply: "ERR The user executing the script can't run this command or subcommand script: 3a4b…, on @user_script:2.", want: true},
+		{reply: "ERR ACL failure in script: No permissions to access a key script: 3a4b…, on @user_script:2.", want: true},
+		{reply: "LOADING Redis is loading the dataset in memory", want: false},
+		{reply: "BUSY Redis is busy running a script.", want: false},
+		{reply: "OOM command not allowed when used memory > 'maxmemory'.", want: false},
+		{reply: "NOSCRIPT No matching script. Please use EVAL.", want: false},
+		{reply: "ERR Error running script (call to f_3a4b…): @user_script:2: user_script:2: attempt to compare nil with number", want: false},
 	}
 	for _, test := range tests {
-		t.Run(test.name, func(t *testing.T) {
-			assert.Equal(t, test.want, isConfigErrorCode(test.code))
+		t.Run(test.reply, func(t *testing.T) {
+			assert.Equal(t, test.want, isConfigError(test.reply))
 		})
 	}
 }

@@ -24,10 +24,11 @@ func (n *notifier) unavailable(node int, cause error) {
 	err := fmt.Errorf("%w: %s: %w", ErrNotificationsUnavailable, c.addresses[node], cause)
 	var refusal *resp.ServerError
 	if errors.As(cause, &refusal) {
-		if isConfigErrorCode(refusal.Code()) {
+		if isConfigError(refusal.Message) {
 			err = fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-		err = fmt.Errorf("%w; allow the release channels to the user with the ACL rule %s", err, releaseChannelsRule)
+		err = fmt.Errorf("%w; allow the release channels to the user with the ACL rule %sPATTERN, with the pattern of the lock keys (%s for every key)",
+			err, naming.ReleasedChannelPrefix, releaseChannelsRule)
 	}
 	n.mu.Lock()
 	if n.cannot[node] != nil {

@@ -35,6 +35,7 @@ type tally struct {
 	refused int // nodes that answered and did not confirm
 	failed  int // nodes that failed: error, timeout, not sent
 	down    int // failed nodes that are known down or misconfigured
+	config  int // the misconfigured ones among them
 }
 
 // operation is the operation the round serves, as users see it.
@@ -42,7 +43,7 @@ func (t *tally) operation() Operation { return protocol[t.command].operation }
 
 func (t *tally) reset(command nodeOperation, need int) {
 	t.command, t.need = command, need
-	t.got, t.refused, t.failed, t.down = 0, 0, 0, 0
+	t.got, t.refused, t.failed, t.down, t.config = 0, 0, 0, 0, 0
 	for i := range t.nodes {
 		t.nodes[i] = nodeOutcome{outcome: OutcomeTimeout, err: errNotAwaited}
 	}
@@ -63,6 +64,9 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 		t.failed++
 		if outcome.outcome == OutcomeNotSent || outcome.config {
 			t.down++
+		}
+		if outcome.config {
+			t.config++
 		}
 	}
 	// A round stops early once a quorum confirmed: the nodes still to answer
@@ -99,11 +103,10 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 	command := &protocol[t.command]
 	reply := round.Reply(node)
 	if reply.IsError() {
-		code := string(resp.ErrorCode(reply.Str))
 		switch {
-		case code == fenceErrorCode && command.fenced:
+		case string(resp.ErrorCode(reply.Str)) == fenceErrorCode && command.fenced:
 			return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w: %w", ErrFenceCounter, reply.Err()), config: true}
-		case isConfigErrorCode(code):
+		case isConfigError(string(reply.Str)):
 			return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w: %w", ErrConfig, reply.Err()), config: true}
 		}
 		return nodeOutcome{outcome: OutcomeError, err: reply.Err()}
@@ -119,6 +122,13 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 // alone make a quorum impossible.
 func (t *tally) unreachable() bool {
 	return len(t.nodes)-t.down < t.need
+}
+
+// downByTransport reports whether some of the nodes that are down failed
+// for the transport, not for their configuration: dialling them again may
+// help.
+func (t *tally) downByTransport() bool {
+	return t.down > t.config
 }
 
 // refusedOnQuorumFor returns how long, after an acquisition round, a

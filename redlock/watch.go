@@ -49,6 +49,10 @@ type watcher struct {
 
 	mu    sync.Mutex
 	holds map[string]*Mutex // key → the Mutex whose renewed hold watches it
+	// cannot says, per node, why it cannot watch keys (nil when it can),
+	// and reported whether the observer was told.
+	cannot   []error
+	reported []bool
 }
 
 // init prepares the watcher of c.
@@ -56,6 +60,8 @@ func (w *watcher) init(c *Client) {
 	w.client = c
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.holds = make(map[string]*Mutex)
+	w.cannot = make([]error, len(c.dialAddresses))
+	w.reported = make([]bool, len(c.dialAddresses))
 }
 
 // watched reports whether the holds of m are watched: renewed holds, when
@@ -77,6 +83,7 @@ func (w *watcher) watch(m *Mutex) {
 		w.holds[key] = m
 	}
 	w.mu.Unlock()
+	w.report()
 }
 
 // forget unlists the keys of m's hold, which ends: their changes, the
@@ -112,17 +119,68 @@ func (w *watcher) invalidated(invalidation mux.Invalidation) {
 	}
 }
 
-// unavailable reports once a node that cannot track keys though it
-// carries subscriptions (an ACL without client|tracking): the holds are
-// renewed on their schedule there, without watching.
+// unavailable notes a node that cannot track keys though it carries
+// subscriptions (an ACL without client|tracking): the holds are renewed on
+// their schedule there, without watching. It is reported once, when a hold
+// is watched (see cannotWatch).
 func (w *watcher) unavailable(node int, cause error) {
 	if errors.Is(cause, mux.ErrPushUnavailable) {
 		return // the node can carry no subscription at all: notifier.unavailable reported it
 	}
+	advice := "allow key tracking to the user with the ACL rule +client|tracking"
+	w.cannotWatch(node, cause, advice)
+}
+
+// refused notes a node whose ACL refused the read that arms a hold's keys
+// (see Mutex.arm): its keys are not watched there.
+func (w *watcher) refused(node int, cause error) {
+	advice := "allow the read that arms the keys to the user with the ACL rule +eval +get +pttl"
+	w.cannotWatch(node, cause, advice)
+}
+
+// cannotWatch keeps why node cannot watch the keys of renewed holds, and
+// tells the observer once per node, as soon as a hold is watched: a Client
+// that renews no hold watches nothing, and has nothing to report.
+func (w *watcher) cannotWatch(node int, cause error, advice string) {
 	c := w.client
-	err := fmt.Errorf("%w: %s: the hold's keys are not watched: %w", ErrNotificationsUnavailable, c.addresses[node], cause)
-	if observer := c.options.Observer; observer != nil {
-		observer.OnNodeError(NodeErrorEvent{Operation: OperationSubscribe, Address: c.addresses[node], Outcome: OutcomeError, Err: err})
+	err := fmt.Errorf("%w: %s: the keys of renewed holds are not watched: %w", ErrNotificationsUnavailable, c.addresses[node], cause)
+	var refusal *resp.ServerError
+	if errors.As(cause, &refusal) {
+		if isConfigError(refusal.Message) {
+			err = fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		err = fmt.Errorf("%w; %s", err, advice)
+	}
+	w.mu.Lock()
+	if w.cannot[node] == nil {
+		w.cannot[node] = err
+	}
+	w.mu.Unlock()
+	w.report()
+}
+
+// report tells the observer of the nodes that cannot watch keys, each
+// once, if a hold is watched.
+func (w *watcher) report() {
+	c := w.client
+	var nodes []int
+	w.mu.Lock()
+	if len(w.holds) > 0 {
+		for node, err := range w.cannot {
+			if err != nil && !w.reported[node] {
+				w.reported[node] = true
+				nodes = append(nodes, node)
+			}
+		}
+	}
+	w.mu.Unlock()
+	observer := c.options.Observer
+	if observer == nil {
+		return
+	}
+	for _, node := range nodes {
+		address, err := c.addresses[node], w.cannot[node] // written once, before reported was set
+		observer.OnNodeError(NodeErrorEvent{Operation: OperationSubscribe, Address: address, Outcome: OutcomeError, Err: err})
 	}
 }
 
@@ -200,7 +258,11 @@ func (m *Mutex) arm(generation, tag uint64, only int) {
 		if !had {
 			continue
 		}
-		if subscriber.Track(c.watcher.ctx, node, request, tag, m.keys...) != nil {
+		if err := subscriber.Track(c.watcher.ctx, node, request, tag, m.keys...); err != nil {
+			var refusal *resp.ServerError
+			if errors.As(err, &refusal) && isConfigError(refusal.Message) {
+				c.watcher.refused(node, err)
+			}
 			continue // not armed: the renewal's schedule watches this node
 		}
 		now := c.options.clock.Now()

@@ -23,7 +23,13 @@ server (run_id); it persists every write (appendonly yes, appendfsync always);
 it never evicts keys (maxmemory-policy noeviction); it has run for longer than
 the longest TTL, or persists every write; its clock is close to this host's
 (TIME, corrected for half the round trip); it can notify waiters of releases
-(RESP3, and an ACL that lets the user use the channels &lockmux:released:*).
+(RESP3, and an ACL that lets the user use the release channels);
+the user has every right lockmux needs: the commands, the lock keys, their
+fencing counters and their release channels. The permissions are probed by
+running the commands themselves on a key of the doctor's own, PREFIX followed
+by lockmux-doctor: and random digits, which it deletes again; give the prefix
+of your lock keys with --key-prefix for a user who may use only some keys. A
+missing right is named, with the ACL SETUSER rule that grants it.
 
 Each finding is ok, warn (works, but a crash, memory pressure or a clock step
 could break mutual exclusion, or waiters are not woken by releases) or fail
@@ -33,7 +39,10 @@ github.com/lockmux/lockmux/redlock/doctor.`,
 	examples: `redlock doctor --addrs 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379
 
 # In CI: fail on warnings too, for locks held up to five minutes:
-redlock doctor --strict --longest-ttl 5m`,
+redlock doctor --strict --longest-ttl 5m
+
+# A user allowed the keys orders:* only:
+redlock doctor --addrs redis://locker:secret@10.0.0.1:6379 --key-prefix orders:`,
 	exits: `0    no check failed (with --strict: no warning either)
 1    a check failed, or the checks were cut short (30 s, or a signal)
 64   bad usage or configuration`,
@@ -49,6 +58,8 @@ func doctorCommand(ctx context.Context, env *environment, args []string) int {
 		"the longest a lock stays on a node, extensions included")
 	flags.DurationVar(&options.MaxClockOffset, "max-clock-offset", doctor.DefaultMaxClockOffset,
 		"the largest clock difference between a node and this host that passes")
+	flags.StringVar(&options.KeyPrefix, "key-prefix", "",
+		"a prefix of the lock keys, under which the permissions check probes a key of its own")
 	flags.BoolVar(&strict, "strict", false, "exit with 1 on warnings too")
 	if status, ok := parseFlags(env, flags, doctorHelp, args); !ok {
 		return status

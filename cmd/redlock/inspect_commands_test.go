@@ -116,3 +116,24 @@ func TestDoctorCommand(t *testing.T) {
 	result = invoke(t, nil, "doctor", "--addrs", servers[0].Addr()+","+servers[1].Addr())
 	assert.Contains(t, result.stdout, "note: 2 nodes tolerate no more failures than 1 would")
 }
+
+// redlock doctor names what a user lacks of the minimal ACL rule, with
+// the rule that grants it, and --key-prefix places the probe among the
+// keys the user may use.
+func TestDoctorCommandChecksPermissions(t *testing.T) {
+	redistest.RequireReal(t)
+	rule := "~orders:* resetchannels &lockmux:released:orders:* +set +evalsha +eval +script|load +get +del +pttl +pexpire +publish +subscribe +unsubscribe +client|tracking +info"
+	_, addresses := startNodes(t, 1, redistest.Options{ACLUsers: []string{"locker on >pw " + rule, "noextend on >pw " + strings.Replace(rule, "+pexpire ", "", 1)}})
+
+	result := invoke(t, nil, "doctor", "--addrs", "redis://locker:pw@"+addresses, "--key-prefix", "orders:")
+	assert.Regexp(t, `ok\s+permissions\s+the user locker may run every command`, result.stdout)
+
+	result = invoke(t, nil, "doctor", "--addrs", "redis://locker:pw@"+addresses)
+	assert.Regexp(t, `warn\s+permissions\s+the user locker may not use the probe key lockmux-doctor:`, result.stdout)
+	assert.Contains(t, result.stdout, "--key-prefix")
+
+	result = invoke(t, nil, "doctor", "--addrs", "redis://noextend:pw@"+addresses, "--key-prefix", "orders:")
+	assert.Equal(t, exitFailed, result.status)
+	assert.Regexp(t, `fail\s+permissions\s+the user noextend lacks \+pexpire`, result.stdout)
+	assert.Contains(t, result.stdout, "ACL SETUSER noextend +pexpire")
+}

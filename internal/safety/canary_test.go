@@ -92,8 +92,8 @@ func (k *canaryKit) end(name string) {
 	k.rec.Record(safety.Event{Kind: safety.KindCanaryEnd, What: name})
 }
 
-// cut partitions the clients as in Kleppmann's example: the first sees
-// A, B and C, the second C, D and E.
+// cut partitions the clients as in the example of the essay "How to do
+// distributed locking": the first sees A, B and C, the second C, D and E.
 func (k *canaryKit) cut() {
 	k.proxies[0][3].Partition()
 	k.proxies[0][4].Partition()
@@ -145,9 +145,10 @@ func (k *canaryKit) leave(i int, h *holding) {
 	require.NoError(k.t, k.workers[i].leave(context.Background(), h))
 }
 
-// clockJump is Kleppmann's scenario (F15 with F14): client 1 locks A, B,
-// C; C's clock jumps forward past the TTL, expiring the key; client 2
-// locks C, D, E while client 1 still holds a valid lock.
+// clockJump is the clock jump of the essay "How to do distributed
+// locking" (F15 with F14): client 1 locks A, B, C; C's clock jumps forward
+// past the TTL, expiring the key; client 2 locks C, D, E while client 1
+// still holds a valid lock.
 func (k *canaryKit) clockJump() {
 	name := k.begin("clock-jump")
 	defer k.end(name)

@@ -29,10 +29,12 @@ type cluster struct {
 	nodes    []*redistest.Server
 	resource *redistest.Server
 	// clocks are the clock files of the nodes' LD_PRELOAD shim, "" without
-	// the shim; offsets and rates are what was last written to them.
-	clocks  []string
-	offsets []int64
-	rates   []float64
+	// the shim; offsets and rates are what was last written to them, and
+	// clockSequence numbers the writes, which the shim acknowledges.
+	clocks        []string
+	offsets       []int64
+	rates         []float64
+	clockSequence int64
 }
 
 // clusterOptions configures startCluster.
@@ -104,17 +106,46 @@ func proxyAddresses(proxies []*faultnet.Proxy) []string {
 
 // setClock moves the wall clock of node i: offset milliseconds ahead of
 // its continuous course, which runs at rate. A change of rate does not
-// jump (the shim rebases it); a change of offset does. The shim reads the
-// file at most every 10 ms, so setClock waits for that.
+// jump (the shim rebases it); a change of offset does. It returns once the
+// node applied the change (see awaitClock).
 func (c *cluster) setClock(i int, offsetMilliseconds int64, rate float64) {
 	c.t.Helper()
 	require.NotEmpty(c.t, c.clocks[i], "the nodes run without the clock shim")
+	c.clockSequence++
 	temporary := c.clocks[i] + ".new"
-	text := strconv.FormatInt(offsetMilliseconds, 10) + " " + strconv.FormatFloat(rate, 'f', -1, 64) + "\n"
+	text := strconv.FormatInt(offsetMilliseconds, 10) + " " + strconv.FormatFloat(rate, 'f', -1, 64) + " " +
+		strconv.FormatInt(c.clockSequence, 10) + "\n"
 	require.NoError(c.t, os.WriteFile(temporary, []byte(text), 0o644))
 	require.NoError(c.t, os.Rename(temporary, c.clocks[i]))
 	c.offsets[i], c.rates[i] = offsetMilliseconds, rate
-	time.Sleep(30 * time.Millisecond)
+	c.awaitClock(i, c.clockSequence)
+}
+
+// awaitClock waits until node i's shim acknowledged the clock file's write
+// number sequence: the shim writes the number of each write it applied to
+// the file's ".ack" beside it. The shim reads the clock file when the
+// server reads its clock, at most every 10 ms, so awaitClock has the node
+// read its clock (TIME) until the acknowledgement comes. A node that does
+// not answer is down or stopped: a new process reads the file at its
+// first reading of the clock, before it answers anything, and a stopped
+// one when it runs again, so there is nothing to wait for.
+func (c *cluster) awaitClock(i int, sequence int64) {
+	c.t.Helper()
+	want := strconv.FormatInt(sequence, 10) + "\n"
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if acknowledged, err := os.ReadFile(c.clocks[i] + ".ack"); err == nil && string(acknowledged) == want {
+			return
+		}
+		require.True(c.t, time.Now().Before(deadline), "node %s did not apply its clock within 10 s", nodeNames[i])
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := safety.Command(ctx, c.nodes[i].Addr(), "TIME")
+		cancel()
+		if err != nil {
+			return
+		}
+		time.Sleep(time.Millisecond) // the interval of the poll for the acknowledgement
+	}
 }
 
 // resourceLog reads the final log of the fenced resource for keys.
@@ -156,8 +187,10 @@ const fenceCounterSuffix = ":lockmux-fence"
 // shimSource is the LD_PRELOAD clock shim of RELIABILITY.md §7.3, changed
 // so that a change of rate is continuous: it rebases the fake clock on the
 // moment the rate changes instead of multiplying the whole run by the new
-// rate, which would jump. The clock file holds "offset_ms rate"; the fake
-// wall clock is base_fake + (real − base_real)·rate + offset. Only
+// rate, which would jump. The clock file holds "offset_ms rate sequence";
+// the fake wall clock is base_fake + (real − base_real)·rate + offset, and
+// the shim writes the sequence number of each change it applied to the
+// file's ".ack" beside it, for setClock to wait on. Only
 // CLOCK_REALTIME, gettimeofday and time are changed: redis-server's timers
 // use CLOCK_MONOTONIC, which passes through. Raw syscalls avoid the
 // dlsym recursion that breaks libfaketime with jemalloc.
@@ -168,10 +201,11 @@ const shimSource = `#define _GNU_SOURCE
 #include <unistd.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <pthread.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static long long base_real, base_fake, offset_ns, last_read;
+static long long base_real, base_fake, offset_ns, last_read, acknowledged;
 static double rate = 1.0;
 static int started;
 
@@ -179,6 +213,17 @@ static long long raw(clockid_t c) {
 	struct timespec t;
 	syscall(SYS_clock_gettime, c, &t);
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void acknowledge(const char *path, long long sequence) {
+	char name[4096], text[32];
+	int n = snprintf(name, sizeof name, "%s.ack", path);
+	if (n < 0 || n >= (int)sizeof name) return;
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) return;
+	n = snprintf(text, sizeof text, "%lld\n", sequence);
+	if (write(fd, text, n) != n) { close(fd); return; }
+	close(fd);
 }
 
 static void refresh(long long real) {
@@ -197,7 +242,8 @@ static void refresh(long long real) {
 	char *end;
 	long long off = strtoll(b, &end, 10);
 	if (end == b) return;
-	double r = strtod(end, NULL);
+	double r = strtod(end, &end);
+	long long sequence = strtoll(end, NULL, 10);
 	if (r <= 0) r = 1.0;
 	if (r != rate) {
 		base_fake = base_fake + (long long)((real - base_real) * rate);
@@ -205,6 +251,10 @@ static void refresh(long long real) {
 		rate = r;
 	}
 	offset_ns = off * 1000000LL;
+	if (sequence != acknowledged) {
+		acknowledge(path, sequence);
+		acknowledged = sequence;
+	}
 }
 
 static long long fake_now(void) {

@@ -44,10 +44,10 @@ func checkCanary(t *testing.T, c *cluster, rec *safety.Recorder) *safety.Report 
 	return report
 }
 
-// TestD1KleppmannClockJump: client 1 holds A, B, C; C's clock jumps past
+// TestD1ClockJump: client 1 holds A, B, C; C's clock jumps past
 // the TTL; client 2 takes C, D, E. The checker must report the violation,
 // and fencing must refuse client 1's later write.
-func TestD1KleppmannClockJump(t *testing.T) {
+func TestD1ClockJump(t *testing.T) {
 	c, rec, kit := canaryCluster(t, true)
 	kit.clockJump()
 	report := checkCanary(t, c, rec)

@@ -361,7 +361,8 @@ func (w *worker) cycle(ctx context.Context) error {
 	switch {
 	case w.config.Remote && h.phase == safety.PhasePause:
 		// Work without looking at Done: a pause that lands here resumes
-		// straight into the write, as in Kleppmann's example.
+		// straight into the write, as in the example of the essay "How to
+		// do distributed locking".
 		work = w.uniform(60*time.Millisecond, 150*time.Millisecond)
 		time.Sleep(work)
 	case w.rng.Float64() < w.config.LongChance:

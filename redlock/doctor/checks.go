@@ -26,14 +26,16 @@ func (f nodeFacts) do(ctx context.Context, request *mux.Request) error {
 	return request.Err()
 }
 
-// examineNode runs every check but the run_id comparison on one node.
-func examineNode(ctx context.Context, facts nodeFacts, address string, options Options) NodeReport {
+// examineNode runs on one node every check but the run_id comparison and
+// the notifications, and probes the user's permissions on probeKey; the
+// probe is nil for a node that cannot be reached.
+func examineNode(ctx context.Context, facts nodeFacts, address string, options Options, probeKey string) (NodeReport, *permissionProbe) {
 	report := NodeReport{Address: address}
 	info := mux.NewRequest("INFO")
 	if err := facts.do(ctx, info); err != nil {
 		report.Findings = []Finding{{CheckReachable, SeverityFail,
 			fmt.Sprintf("cannot reach the node: %v; check the address, that redis-server runs, and that this host may connect to it", err)}}
-		return report
+		return report, nil
 	}
 	report.Findings = append(report.Findings, Finding{CheckReachable, SeverityOK,
 		fmt.Sprintf("answered INFO in %v", info.Latency().Round(time.Microsecond))})
@@ -54,7 +56,13 @@ func examineNode(ctx context.Context, facts nodeFacts, address string, options O
 	clock, offset := facts.checkClock(ctx, options.MaxClockOffset)
 	report.Findings = append(report.Findings, clock)
 	report.ClockOffset = offset
-	return report
+
+	probe, err := facts.probePermissions(ctx, probeKey)
+	if err != nil {
+		probe.problems = append(probe.problems, err.Error())
+	}
+	probe.observeInfo(info.Reply())
+	return report, probe
 }
 
 // parseInfo reads the "field:value" lines of an INFO reply.

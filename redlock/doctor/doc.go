@@ -3,7 +3,13 @@
 // master without replicas, is not in cluster mode, is a server distinct
 // from the other addresses (run_id), persists every write, never evicts
 // keys, has run for longer than the longest TTL, keeps a clock close to
-// this host's, and can notify waiters of releases. Each Finding is
+// this host's, can notify waiters of releases, and lets the configured
+// user run every command a Client sends, on its lock keys, their fencing
+// counters and their release channels (the minimal ACL rule of the
+// README): the permissions check names what the user lacks and the ACL
+// SETUSER rule that grants it, and needs no administrative right, since
+// it runs the commands themselves on a probe key that no lock uses
+// (Options.KeyPrefix places it among the lock keys). Each Finding is
 // SeverityOK, SeverityWarn (works, but a crash, memory pressure or a clock
 // step could break mutual exclusion, or waiters are not woken by releases)
 // or SeverityFail (cannot carry Redlock as configured).
@@ -23,7 +29,8 @@
 //
 // Run is safe for concurrent use. It owns the connections and goroutines
 // it starts, one connection per node for the commands and one for the
-// notifications check, and closes them before it returns. Its context
+// notifications check, and closes them before it returns. Runs at once
+// do not disturb each other: each probes a key of its own. Its context
 // bounds how long it waits, nothing else.
 //
 // # Errors

@@ -36,6 +36,16 @@ type Options struct {
 	// the client's that passes the clock check. Zero means
 	// DefaultMaxClockOffset (50 ms); negative is invalid.
 	MaxClockOffset time.Duration
+
+	// KeyPrefix is a prefix that the lock keys share, such as "orders:"
+	// for the keys of ~orders:*. The permissions check probes the user's
+	// rights on a key that starts with it, followed by "lockmux-doctor:"
+	// and random hexadecimal digits, a key that no lock uses: it sets the
+	// key and its fencing counter, with a TTL of ten seconds, and deletes
+	// them again. The empty prefix probes "lockmux-doctor:…", which a user
+	// who may use only some keys may not touch: the check then warns that
+	// it cannot tell, rather than fail.
+	KeyPrefix string
 }
 
 // withDefaults returns o with its zero fields set, or an error wrapping
@@ -62,8 +72,10 @@ func (o Options) withDefaults() (Options, error) {
 // persisting every write (appendonly yes, appendfsync always), never
 // evicting keys (maxmemory-policy noeviction), running for longer than the
 // longest TTL, keeping a clock close to the client's (measured with TIME),
-// and able to notify waiters of releases (RESP3, and an ACL that allows
-// the release channels).
+// able to notify waiters of releases (RESP3, and an ACL that allows the
+// release channels), and whether the configured user has every right a
+// Client needs: the commands, keys and channels of the minimal ACL rule
+// (see the README), which the check names when they are missing.
 //
 // A service runs it at start-up with the addresses and the redlock.Options
 // it gives redlock.New, and refuses to start, or logs, when a report's
@@ -77,11 +89,16 @@ func (o Options) withDefaults() (Options, error) {
 // returns. It reads INFO and, where INFO does not tell, CONFIG GET; a node
 // that refuses CONFIG gets a warning rather than a failure. For the
 // notifications it dials one more connection per node, as a Client's
-// waiters do, and subscribes to a release channel. It returns one
-// NodeReport per node, in the order of addresses. The error matches
-// redlock.ErrInvalidOptions for invalid options or addresses (no reports
-// then), or the context's error when the context ended before the checks
-// did (the reports then hold what was found so far).
+// waiters do, subscribes to a release channel and unsubscribes. For the
+// permissions it runs the commands a Client sends (SET NX PX, SCRIPT LOAD,
+// EVALSHA and EVAL of a script that calls GET, SET, DEL, PTTL, PEXPIRE and
+// PUBLISH) on a probe key under doctorOptions.KeyPrefix that no lock uses,
+// and deletes what it set; it needs no administrative command (ACL DRYRUN,
+// ACL GETUSER). It returns one NodeReport per node, in the order of
+// addresses. The error matches redlock.ErrInvalidOptions for invalid
+// options or addresses (no reports then), or the context's error when the
+// context ended before the checks did (the reports then hold what was
+// found so far).
 func Run(ctx context.Context, addresses []string, options redlock.Options, doctorOptions Options) ([]NodeReport, error) {
 	doctorOptions, err := doctorOptions.withDefaults()
 	if err != nil {
@@ -100,7 +117,7 @@ func Run(ctx context.Context, addresses []string, options redlock.Options, docto
 	for i := range names {
 		names[i] = group.Address(i)
 	}
-	reports := diagnose(ctx, group, names, groupOptions.DialTimeout, doctorOptions)
+	reports := diagnose(ctx, group, names, groupOptions.DialTimeout, doctorOptions, newProbeKey(doctorOptions.KeyPrefix))
 	if ctx.Err() != nil {
 		return reports, fmt.Errorf("doctor: the checks were cut short: %w", context.Cause(ctx))
 	}
@@ -109,44 +126,69 @@ func Run(ctx context.Context, addresses []string, options redlock.Options, docto
 
 // diagnose examines every node of group at once and compares their run_ids.
 // The nodes are named by addresses; the notifications check waits up to
-// dialTimeout for its subscriptions.
-func diagnose(ctx context.Context, group *mux.Group, addresses []string, dialTimeout time.Duration, options Options) []NodeReport {
+// dialTimeout for its subscriptions; the permissions check probes probeKey.
+func diagnose(ctx context.Context, group *mux.Group, addresses []string, dialTimeout time.Duration, options Options, probeKey string) []NodeReport {
 	reports := make([]NodeReport, group.Len())
+	probes := make([]*permissionProbe, group.Len())
 	var wait sync.WaitGroup
 	for i := range reports {
 		wait.Go(func() {
-			reports[i] = examineNode(ctx, nodeFacts{group: group, node: i}, addresses[i], options)
+			reports[i], probes[i] = examineNode(ctx, nodeFacts{group: group, node: i}, addresses[i], options, probeKey)
 		})
 	}
-	notifications := checkNotifications(ctx, group, dialTimeout)
+	subscriptions := checkNotifications(ctx, group, dialTimeout, probeKey, options.KeyPrefix)
 	wait.Wait()
 	for i := range reports {
-		if reports[i].Findings[0].Severity != SeverityFail { // reachable
-			reports[i].Findings = append(reports[i].Findings, notifications[i])
+		if reports[i].Findings[0].Severity == SeverityFail { // unreachable
+			continue
+		}
+		reports[i].Findings = append(reports[i].Findings, subscriptions[i].finding)
+		if probe := probes[i]; probe != nil {
+			probe.observeSubscription(subscriptions[i])
+			reports[i].Findings = append(reports[i].Findings, probe.finding(group.Username(i), options.KeyPrefix, probeKey))
 		}
 	}
 	compareRunIDs(reports)
 	return reports
 }
 
+// subscriptionCheck is what the notifications check found on one node.
+type subscriptionCheck struct {
+	finding Finding
+	// subscribed and unsubscribed tell whether the node confirmed the
+	// subscription, and then its end.
+	subscribed, unsubscribed bool
+	// refusal is the node's refusal of SUBSCRIBE (of UNSUBSCRIBE when
+	// subscribed is set), nil when it refused neither.
+	refusal *resp.ServerError
+	// tracking tells whether the node turned key tracking on for the
+	// subscription connection, and trackingRefusal is its refusal.
+	tracking        bool
+	trackingRefusal *resp.ServerError
+}
+
 // checkNotifications tells, for every node, whether it can carry release
-// notifications: it subscribes, as a Client's waiters do, to a release
-// channel that no lock uses, over one more connection per node, and waits
-// for each node's confirmation or refusal, up to dialTimeout.
-func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.Duration) []Finding {
+// notifications: it subscribes, as a Client's waiters do, to the release
+// channel of probeKey, which no lock uses, over one more connection per
+// node, then unsubscribes, and waits for each node's confirmations or
+// refusal, up to dialTimeout. The connection turns key tracking on, as a
+// Client's do for the keys of renewed holds: the permissions check reads
+// whether the node let it. The advice for a refused channel names the
+// release channels of the lock keys that start with keyPrefix.
+func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.Duration, probeKey, keyPrefix string) []subscriptionCheck {
 	const fallback = "waiters are not woken by releases on this node, and retry at the retry delay when fewer than a quorum of nodes can notify"
-	channel := naming.ReleasedChannelPrefix + "lockmux-doctor"
-	findings := make([]Finding, group.Len())
+	channel := naming.ReleasedChannelPrefix + probeKey
+	channelsRule := ruleWord(partChannels, keyPrefix)
+	checks := make([]subscriptionCheck, group.Len())
 	var mu sync.Mutex
 	pending := group.Len()
 	settled := make(chan struct{})
-	settle := func(node int, finding Finding) {
-		mu.Lock()
-		defer mu.Unlock()
-		if findings[node].Check != "" {
+	// settleLocked records node's finding, once; the caller holds mu.
+	settleLocked := func(node int, finding Finding) {
+		if checks[node].finding.Check != "" {
 			return
 		}
-		findings[node] = finding
+		checks[node].finding = finding
 		if pending--; pending == 0 {
 			close(settled)
 		}
@@ -156,21 +198,65 @@ func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.
 	subscriber = group.Subscribe(mux.SubscribeOptions{
 		OnConnect: func(node int) {
 			<-ready
+			mu.Lock()
+			// Tracking was turned on, or refused, before OnConnect.
+			checks[node].tracking = checks[node].trackingRefusal == nil
+			mu.Unlock()
 			subscriber.SendTo(node, resp.AppendCommand(nil, "SUBSCRIBE", channel))
 		},
+		OnInvalidate: func(mux.Invalidation) {}, // nothing is armed: tracking is only turned on
+		OnTrackingUnavailable: func(node int, err error) {
+			// Only an ACL's refusal concerns the permissions: a server that
+			// does not know CLIENT TRACKING has nothing for an ACL to grant.
+			var refusal *resp.ServerError
+			if errors.As(err, &refusal) && classifyRefusal(refusal.Message) != notRefused {
+				mu.Lock()
+				checks[node].trackingRefusal = refusal
+				mu.Unlock()
+			}
+		},
 		OnPush: func(node int, push resp.Value) {
-			if len(push.Elems) >= 2 && string(push.Elems[0].Str) == "subscribe" && string(push.Elems[1].Str) == channel {
-				settle(node, Finding{CheckNotifications, SeverityOK, "the user may subscribe to the release channels (" + naming.ReleasedChannelPrefix + "*) over RESP3: releases wake waiters"})
+			if len(push.Elems) < 2 || string(push.Elems[1].Str) != channel {
+				return
+			}
+			switch string(push.Elems[0].Str) {
+			case "subscribe":
+				mu.Lock()
+				checks[node].subscribed = true
+				mu.Unlock()
+				subscriber.SendTo(node, resp.AppendCommand(nil, "UNSUBSCRIBE", channel))
+			case "unsubscribe":
+				mu.Lock()
+				defer mu.Unlock()
+				checks[node].unsubscribed = true
+				settleLocked(node, Finding{CheckNotifications, SeverityOK, "the user may subscribe to the release channels (" +
+					naming.ReleasedChannelPrefix + "*) and unsubscribe, over RESP3: releases wake waiters"})
 			}
 		},
 		OnUnavailable: func(node int, err error) {
-			advice := "; use Redis 6 or later, and leave Options.Protocol at ProtocolAuto"
+			mu.Lock()
+			defer mu.Unlock()
 			var refusal *resp.ServerError
-			if errors.As(err, &refusal) {
-				advice = fmt.Sprintf("; allow the release channels to the user with the ACL rule %s (ACL SETUSER %s %s, and in the ACL file)",
-					naming.ReleaseChannelsRule, group.Username(node), naming.ReleaseChannelsRule)
+			if !errors.As(err, &refusal) {
+				settleLocked(node, Finding{CheckNotifications, SeverityWarn, fmt.Sprintf(
+					"%v: %s; use Redis 6 or later, and leave Options.Protocol at ProtocolAuto", err, fallback)})
+				return
 			}
-			settle(node, Finding{CheckNotifications, SeverityWarn, fmt.Sprintf("%v: %s%s", err, fallback, advice)})
+			checks[node].refusal = refusal
+			grant := func(what, rule string) string {
+				return fmt.Sprintf("allow %s to the user with the ACL rule %s (ACL SETUSER %s %s, and in the ACL file)", what, rule, group.Username(node), rule)
+			}
+			var message string
+			switch {
+			case checks[node].subscribed:
+				message = fmt.Sprintf("%v: a Client stops listening to this node when its first wait ends, and then %s; %s",
+					err, fallback, grant("UNSUBSCRIBE", "+unsubscribe"))
+			case classifyRefusal(refusal.Message) == refusedCommand:
+				message = fmt.Sprintf("%v: %s; %s", err, fallback, grant("SUBSCRIBE", "+subscribe"))
+			default:
+				message = fmt.Sprintf("%v: %s; %s", err, fallback, grant("the release channels", channelsRule))
+			}
+			settleLocked(node, Finding{CheckNotifications, SeverityWarn, message})
 		},
 	})
 	close(ready)
@@ -182,11 +268,13 @@ func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.
 	}
 	timer.Stop()
 	subscriber.Close()
-	for node := range findings {
-		settle(node, Finding{CheckNotifications, SeverityWarn, fmt.Sprintf(
-			"the subscription to %s was not confirmed within %v; the notifications cannot be checked", channel, dialTimeout)})
+	mu.Lock()
+	defer mu.Unlock()
+	for node := range checks {
+		settleLocked(node, Finding{CheckNotifications, SeverityWarn, fmt.Sprintf(
+			"the subscription to %s and its end were not confirmed within %v; the notifications cannot be checked", channel, dialTimeout)})
 	}
-	return findings
+	return checks
 }
 
 // compareRunIDs adds the run_id finding to every reachable node's report:

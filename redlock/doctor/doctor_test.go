@@ -53,9 +53,9 @@ func TestDoctorDefaultServerWarnsAboutPersistence(t *testing.T) {
 		checks = append(checks, finding.Check)
 	}
 	assert.Equal(t, []string{doctor.CheckReachable, doctor.CheckRole, doctor.CheckCluster, doctor.CheckRunID,
-		doctor.CheckPersistence, doctor.CheckEviction, doctor.CheckUptime, doctor.CheckClock, doctor.CheckNotifications}, checks)
+		doctor.CheckPersistence, doctor.CheckEviction, doctor.CheckUptime, doctor.CheckClock, doctor.CheckNotifications, doctor.CheckPermissions}, checks)
 	for _, check := range []string{doctor.CheckReachable, doctor.CheckRole, doctor.CheckCluster, doctor.CheckRunID,
-		doctor.CheckEviction, doctor.CheckClock} {
+		doctor.CheckEviction, doctor.CheckClock, doctor.CheckNotifications, doctor.CheckPermissions} {
 		assert.Equal(t, doctor.SeverityOK, findingOf(t, report, check).Severity, "%s: %s", check, findingOf(t, report, check).Message)
 	}
 	persistence := findingOf(t, report, doctor.CheckPersistence)
@@ -304,7 +304,8 @@ func TestSeverityString(t *testing.T) {
 
 // Run tells whether a node can carry the release notifications that
 // wake waiters, and how to fix it when it cannot: the ACL channel rule for
-// a user who may not use the release channels.
+// a user who may not use the release channels, and the command for one who
+// may not subscribe or unsubscribe.
 func TestDoctorChecksNotifications(t *testing.T) {
 	redistest.RequireReal(t)
 	locker := redlock.Options{Username: "locker", Password: "pw"}
@@ -320,6 +321,11 @@ func TestDoctorChecksNotifications(t *testing.T) {
 			severity: doctor.SeverityWarn, messages: []string{"NOPERM", "ACL SETUSER locker &lockmux:released:*", "retry delay"}},
 		{name: "the release channels allowed", server: redistest.Options{ACLUsers: []string{"locker on >pw ~* +@all &lockmux:released:*"}},
 			options: locker, severity: doctor.SeverityOK, messages: []string{"lockmux:released:"}},
+		{name: "no SUBSCRIBE", server: redistest.Options{ACLUsers: []string{"locker on >pw ~* &* +@all -subscribe"}}, options: locker,
+			severity: doctor.SeverityWarn, messages: []string{"'subscribe'", "ACL SETUSER locker +subscribe", "retry delay"}},
+		{name: "no UNSUBSCRIBE", server: redistest.Options{ACLUsers: []string{"locker on >pw ~* &* +@all -unsubscribe"}}, options: locker,
+			severity: doctor.SeverityWarn, messages: []string{"'unsubscribe'", "stops listening to this node when its first wait ends",
+				"ACL SETUSER locker +unsubscribe", "retry delay"}},
 		{name: "RESP2 only", server: redistest.Options{ExtraArgs: []string{"--rename-command", "HELLO", ""}},
 			severity: doctor.SeverityWarn, messages: []string{"RESP2", "retry delay"}},
 		{name: "Options.Protocol RESP2", options: redlock.Options{Protocol: redlock.ProtocolRESP2},

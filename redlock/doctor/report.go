@@ -19,8 +19,9 @@ const (
 	// could not be made (a command was refused).
 	SeverityWarn
 	// SeverityFail means the node cannot carry Redlock safely as it is
-	// configured: it is unreachable, a replica, in cluster mode, or the same
-	// server as another address.
+	// configured: it is unreachable, a replica, in cluster mode, the same
+	// server as another address, or the user may not run the lock
+	// commands on the lock keys.
 	SeverityFail
 )
 
@@ -61,8 +62,19 @@ const (
 	// CheckNotifications is the check that the node can carry the release
 	// notifications that wake waiting Locks: the client speaks RESP3 to it,
 	// and the ACL lets the user subscribe to the release channels
-	// ("lockmux:released:" followed by the key).
+	// ("lockmux:released:" followed by the key), and to unsubscribe.
 	CheckNotifications = "notifications"
+	// CheckPermissions is the check that the configured user has every
+	// part of the minimal ACL rule of a lockmux user: the commands a
+	// Client sends (naming them: SET, EVALSHA, EVAL, SCRIPT LOAD, INFO,
+	// SUBSCRIBE, UNSUBSCRIBE) and those its scripts call (GET, SET, DEL,
+	// PTTL, PEXPIRE, PUBLISH), the lock keys and their fencing counters
+	// (the keys under Options.KeyPrefix), and the release channels. It
+	// fails when a lock operation would fail, and warns when only fencing,
+	// notifications or the detection of duplicate servers would; its
+	// message names what is missing and the ACL SETUSER rule that grants
+	// it.
+	CheckPermissions = "permissions"
 )
 
 // Finding is the result of one check on one node.

@@ -18,3 +18,16 @@ const ReleaseChannelsRule = "&" + ReleasedChannelPrefix + "*"
 // for the connections of a Client, and of the tools, whose options leave
 // it empty.
 const DefaultClientName = "lockmux"
+
+// UserCommandsRule is the part of the minimal ACL rule of a lockmux user
+// that grants its commands, one word per command, as ACL SETUSER takes
+// them: SET (the first attempt of a single-key Lock), EVALSHA and EVAL
+// (the scripts; a release is always sent as EVAL), SCRIPT LOAD (every
+// connection loads the scripts when it connects), GET, DEL, PTTL and
+// PEXPIRE (called by the scripts), PUBLISH (the release script announces
+// releases), SUBSCRIBE and UNSUBSCRIBE (waiters listen for them), CLIENT
+// TRACKING (renewed holds watch their keys) and INFO (every connection
+// reads the server's run_id, to find two addresses of one server). HELLO
+// and AUTH need no rule. The keys and channels of the rule depend on the
+// user's lock keys: see the README.
+const UserCommandsRule = "+set +evalsha +eval +script|load +get +del +pttl +pexpire +publish +subscribe +unsubscribe +client|tracking +info"
