@@ -25,14 +25,23 @@ var errNoAddresses = errors.New("no addresses: give the nodes with --addrs or " 
 type connectionFlags struct {
 	addresses   string
 	nodeTimeout time.Duration
+	// lockRounds is set for the commands that run lock rounds, which
+	// take --node-timeout.
+	lockRounds bool
 }
 
-// register adds --addrs and --node-timeout to flags.
-func (c *connectionFlags) register(flags *flag.FlagSet) {
+// register adds --addrs to flags, and --node-timeout when the command runs
+// lock rounds (run, bench, demo); the commands that only read the nodes
+// (status, scan, doctor) wait for them as their packages say, and do not
+// take it.
+func (c *connectionFlags) register(flags *flag.FlagSet, lockRounds bool) {
 	flags.StringVar(&c.addresses, "addrs", "",
 		"the nodes' `addresses`, comma-separated (default $"+addressesVariable+")")
-	flags.DurationVar(&c.nodeTimeout, "node-timeout", redlock.DefaultNodeTimeout,
-		"how long to wait for one node's reply in a lock round")
+	c.lockRounds = lockRounds
+	if lockRounds {
+		flags.DurationVar(&c.nodeTimeout, "node-timeout", redlock.DefaultNodeTimeout,
+			"how long to wait for one node's reply in a lock round")
+	}
 }
 
 // list returns the addresses from --addrs, or else from REDLOCK_ADDRS, or
@@ -94,7 +103,7 @@ func (c *connectionFlags) nodes(env *environment, help commandHelp) ([]string, i
 	if len(addresses) == 0 {
 		return nil, usageError(env, help, "%v", errNoAddresses)
 	}
-	if c.nodeTimeout <= 0 {
+	if c.lockRounds && c.nodeTimeout <= 0 {
 		return nil, usageError(env, help, "--node-timeout must be positive")
 	}
 	return addresses, exitOK

@@ -105,7 +105,7 @@ func (c *benchCounters) fail(err error) {
 func benchCommand(ctx context.Context, env *environment, args []string) int {
 	var f benchFlags
 	flags := newFlagSet(benchHelp)
-	f.connection.register(flags)
+	f.connection.register(flags, true)
 	flags.StringVar(&f.mode, "mode", "concurrent", "serial (one worker) or concurrent")
 	flags.IntVar(&f.workers, "workers", 32, "the number of concurrent workers")
 	flags.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run")

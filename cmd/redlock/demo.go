@@ -68,7 +68,7 @@ type demoFlags struct {
 func demoCommand(ctx context.Context, env *environment, args []string) int {
 	var f demoFlags
 	flags := newFlagSet(demoHelp)
-	f.connection.register(flags)
+	f.connection.register(flags, true)
 	flags.DurationVar(&f.duration, "duration", 20*time.Second, "how long the workers run")
 	flags.IntVar(&f.workers, "workers", 8, "the number of workers")
 	flags.IntVar(&f.nodes, "nodes", 5, "the number of servers to start when no addresses are given")

@@ -53,7 +53,7 @@ func doctorCommand(ctx context.Context, env *environment, args []string) int {
 	var options doctor.Options
 	var strict bool
 	flags := newFlagSet(doctorHelp)
-	connection.register(flags)
+	connection.register(flags, false)
 	flags.DurationVar(&options.LongestTTL, "longest-ttl", redlock.DefaultTTL,
 		"the longest a lock stays on a node, extensions included")
 	flags.DurationVar(&options.MaxClockOffset, "max-clock-offset", doctor.DefaultMaxClockOffset,

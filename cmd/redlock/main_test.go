@@ -111,6 +111,14 @@ func TestUsageErrors(t *testing.T) {
 			message: "flags go before KEY"},
 		{name: "run with a TTL too short", variables: addresses, args: []string{"run", "--ttl", "1ms", "k", "--", "true"}, message: "shorter than"},
 		{name: "run without addresses", args: []string{"run", "k", "--", "true"}, message: "no addresses: give the nodes with --addrs or REDLOCK_ADDRS"},
+		// The commands that only read the nodes do not take the node timeout
+		// of lock rounds, which they would not use.
+		{name: "status with a node timeout", variables: addresses, args: []string{"status", "--node-timeout", "1s", "k"},
+			message: "flag provided but not defined: -node-timeout"},
+		{name: "scan with a node timeout", variables: addresses, args: []string{"scan", "--node-timeout", "1s"},
+			message: "flag provided but not defined: -node-timeout"},
+		{name: "run with a node timeout of zero", variables: addresses, args: []string{"run", "--node-timeout", "0s", "k", "--", "true"},
+			message: "--node-timeout must be positive"},
 		{name: "status without a key", variables: addresses, args: []string{"status"}, message: "expected one KEY"},
 		{name: "scan with an argument", variables: addresses, args: []string{"scan", "k"}, message: `unexpected argument "k"`},
 		{name: "doctor without addresses", args: []string{"doctor"}, message: "no addresses"},

@@ -82,7 +82,7 @@ type runFlags struct {
 func runCommand(ctx context.Context, env *environment, args []string) int {
 	var f runFlags
 	flags := newFlagSet(runHelp)
-	f.connection.register(flags)
+	f.connection.register(flags, true)
 	flags.DurationVar(&f.ttl, "ttl", redlock.DefaultTTL, "how long the lock lives on the nodes unless renewed")
 	flags.DurationVar(&f.wait, "wait", 30*time.Second, "how long to wait for the lock; 0 makes a single attempt")
 	flags.DurationVar(&f.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL when the lock is lost")

@@ -33,7 +33,7 @@ func scanCommand(ctx context.Context, env *environment, args []string) int {
 	var match string
 	var limit int
 	flags := newFlagSet(scanHelp)
-	connection.register(flags)
+	connection.register(flags, false)
 	flags.StringVar(&match, "match", "*", "the glob-style `pattern` of the lock keys")
 	flags.IntVar(&limit, "limit", 20, "how many keys with a TTL to list per node; keys without one are always listed")
 	if status, ok := parseFlags(env, flags, scanHelp, args); !ok {

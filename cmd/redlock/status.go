@@ -30,7 +30,7 @@ if redlock status jobs:nightly >/dev/null; then echo busy; fi`,
 func statusCommand(ctx context.Context, env *environment, args []string) int {
 	var connection connectionFlags
 	flags := newFlagSet(statusHelp)
-	connection.register(flags)
+	connection.register(flags, false)
 	if status, ok := parseFlags(env, flags, statusHelp, args); !ok {
 		return status
 	}
