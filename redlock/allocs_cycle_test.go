@@ -122,3 +122,25 @@ func TestFailedTryLockAllocatesOnlyItsError(t *testing.T) {
 		})
 	}
 }
+
+// TestSemaphoreCycleDoesNotAllocate pins the zero-allocation claim of an
+// uncontended Acquire+Release of a Semaphore's permit.
+func TestSemaphoreCycleDoesNotAllocate(t *testing.T) {
+	redistest.RequireReal(t) // an in-process server's allocations would count too
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
+	ctx := context.Background()
+	semaphore := client.NewSemaphore("allocs:semaphore", 3, MutexOptions{})
+	cycle := func() {
+		permit, err := semaphore.Acquire(ctx)
+		if err != nil {
+			panic(err)
+		}
+		if err := permit.Release(ctx); err != nil {
+			panic(err)
+		}
+	}
+	for range semaphore.Limit() {
+		cycle() // each slot's Mutex makes its round once
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, cycle))
+}

@@ -20,12 +20,17 @@ func (m *Mutex) Extend(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
+	return m.extend(ctx, currentHold)
+}
+
+// extend extends the hold of the given generation, or the current one.
+func (m *Mutex) extend(ctx context.Context, generation uint64) error {
 	// Extend has a round of its own: another goroutine may unlock the
 	// Mutex, or lock it again, while the extension is in flight.
 	x := &m.extending
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e, err := m.sendExtension(x, currentHold)
+	e, err := m.sendExtension(x, generation)
 	if err != nil {
 		return err
 	}
@@ -76,7 +81,7 @@ func (m *Mutex) sendExtension(x *extender, generation uint64) (extension, error)
 	defer m.sending.RUnlock()
 	h := &m.hold
 	h.mu.Lock()
-	if !h.held || (generation != currentHold && h.generation != generation) {
+	if !h.heldLocked(generation) {
 		h.mu.Unlock()
 		return extension{}, ErrNotHeld
 	}

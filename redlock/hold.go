@@ -59,6 +59,59 @@ func (h *hold) currentLocked(generation uint64) bool {
 	return h.held && h.generation == generation
 }
 
+// heldLocked reports whether the hold of the given generation, or any
+// hold for currentHold, is held. The caller holds h.mu.
+func (h *hold) heldLocked(generation uint64) bool {
+	return h.held && (generation == currentHold || h.generation == generation)
+}
+
+// untilOf returns the end of the validity of the hold of the given
+// generation (or the current one), or the zero time when it is not held.
+func (h *hold) untilOf(generation uint64) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.heldLocked(generation) {
+		return time.Time{}
+	}
+	return h.until
+}
+
+// tokenOf returns the token of the hold of the given generation (or the
+// current one), or "" when it is not held.
+func (h *hold) tokenOf(generation uint64) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.heldLocked(generation) {
+		return ""
+	}
+	return string(h.token)
+}
+
+// fenceOf returns the fence of the hold of the given generation (or the
+// current one), or 0 when it is not held.
+func (h *hold) fenceOf(generation uint64) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.heldLocked(generation) {
+		return 0
+	}
+	return h.fence
+}
+
+// doneOf returns the Done channel of the hold of the given generation (or
+// the current one): closed when it is not held or was lost.
+func (h *hold) doneOf(generation uint64) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.heldLocked(generation) || h.lost {
+		return closedChannel
+	}
+	if h.done == nil {
+		h.done = make(chan struct{})
+	}
+	return h.done
+}
+
 // endLocked forgets the hold: Done closes, its timer stops, and a renewal
 // or an extension in flight finds it gone. The caller holds h.mu and
 // removes the Mutex from the Client's registry.
@@ -82,26 +135,14 @@ func (h *hold) endLocked() {
 // and MaxHold) moves it earlier, confirmed or not. Done closes before it
 // for a renewed hold, and when it passes otherwise.
 func (m *Mutex) Until() time.Time {
-	h := &m.hold
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.held {
-		return time.Time{}
-	}
-	return h.until
+	return m.hold.untilOf(currentHold)
 }
 
 // Token returns the hold's token, the value of the lock keys, or "" when
 // the Mutex is not held. It can resume the hold in another process with
 // MutexOptions.Token.
 func (m *Mutex) Token() string {
-	h := &m.hold
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.held {
-		return ""
-	}
-	return string(h.token)
+	return m.hold.tokenOf(currentHold)
 }
 
 // Fence returns the hold's fencing token, or 0 when the Mutex is not held
@@ -112,13 +153,7 @@ func (m *Mutex) Token() string {
 // have the resource refuse a fence older than the newest it has seen
 // (package fencedstore does that for a Redis key).
 func (m *Mutex) Fence() int64 {
-	h := &m.hold
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.held {
-		return 0
-	}
-	return h.fence
+	return m.hold.fenceOf(currentHold)
 }
 
 // Done returns a channel that is closed when the hold ends, by a timer of
@@ -137,16 +172,7 @@ func (m *Mutex) Fence() int64 {
 //
 // For a Mutex that is not held it returns a closed channel.
 func (m *Mutex) Done() <-chan struct{} {
-	h := &m.hold
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.held || h.lost {
-		return closedChannel
-	}
-	if h.done == nil {
-		h.done = make(chan struct{})
-	}
-	return h.done
+	return m.hold.doneOf(currentHold)
 }
 
 // startHold records a new hold, sets the timer of its end and starts its
@@ -198,7 +224,7 @@ func (m *Mutex) endHold(generation uint64) (ended endedHold, ok bool) {
 	h := &m.hold
 	m.sending.Lock()
 	h.mu.Lock()
-	if h.held && (generation == currentHold || h.generation == generation) {
+	if h.heldLocked(generation) {
 		ended = endedHold{until: h.until, acquired: h.acquired, lost: h.lost}
 		h.endLocked()
 		m.client.holds.remove(m)

@@ -134,18 +134,26 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
+	_, err := m.tryLock(ctx)
+	return err
+}
+
+// tryLock is TryLock, which also returns the generation of the hold won:
+// 0 when the hold won was unlocked by another goroutine before tryLock
+// could return it.
+func (m *Mutex) tryLock(ctx context.Context) (uint64, error) {
 	select {
 	case m.turn <- struct{}{}:
 	default:
-		return errHeldLocally
+		return 0, errHeldLocally
 	}
 	elapsed, generation, err := m.attempt(ctx, 1)
 	if err == nil {
 		if m.validAtReturn(generation) {
-			return nil // nothing runs between the check and the return
+			return generation, nil // nothing runs between the check and the return
 		}
 		if err = m.dropEndedHold(generation); err == nil {
-			return nil // unlocked by another goroutine, which passed the turn on
+			return 0, nil // unlocked by another goroutine, which passed the turn on
 		}
 	}
 	if err == errAttemptFailed {
@@ -154,7 +162,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 		err = m.acquisition.round.tally.quorumError(m.key, m.client.addresses, elapsed)
 	}
 	m.giveTurn()
-	return err
+	return 0, err
 }
 
 // takeTurn waits until no other goroutine of this process holds the Mutex,

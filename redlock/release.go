@@ -14,11 +14,16 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
+	return m.release(ctx, currentHold)
+}
+
+// release releases the hold of the given generation, or the current one.
+func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	// The hold ends before the release is sent, and under the same lock as
 	// the check: of two Unlocks that race, one ends the hold and the other
 	// finds it not held; a renewal in flight finds it gone and schedules
 	// nothing more.
-	ended, ok := m.endHold(currentHold)
+	ended, ok := m.endHold(generation)
 	if !ok {
 		return ErrNotHeld
 	}

@@ -1,0 +1,46 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockmux/lockmux/redlock"
+)
+
+// At most two holders at once, across three nodes: the third waits for a
+// permit to be released.
+func ExampleSemaphore() {
+	addresses, stop := startNodes(3)
+	defer stop()
+	client, err := redlock.New(addresses, redlock.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	ctx := context.Background()
+	exports := client.NewSemaphore("exports", 2, redlock.MutexOptions{TTL: 30 * time.Second})
+	first, err := exports.Acquire(ctx)
+	if err != nil {
+		panic(err)
+	}
+	second, err := exports.Acquire(ctx)
+	if err != nil {
+		panic(err)
+	}
+	_, err = exports.TryAcquire(ctx)
+	fmt.Println("a third holder:", errors.Is(err, redlock.ErrNotAcquired))
+
+	if err := first.Release(ctx); err != nil {
+		fmt.Println("the permit was lost before its release:", err)
+	}
+	third, err := exports.TryAcquire(ctx)
+	fmt.Println("once one is released:", err == nil, "in the slot released:", third.Slot() == first.Slot())
+	second.Release(ctx)
+	third.Release(ctx)
+	// Output:
+	// a third holder: true
+	// once one is released: true in the slot released: true
+}

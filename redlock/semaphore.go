@@ -1,0 +1,236 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// MaxSemaphoreLimit is the largest limit of a Semaphore.
+const MaxSemaphoreLimit = 1024
+
+// Semaphore admits at most limit holders at once across the Client's
+// nodes: a permit is a hold like a Mutex's, with its validity, Done, its
+// renewal (MutexOptions.AutoExtend) and its fence (MutexOptions.Fencing).
+//
+// Safety. The semaphore is limit independent Redlock slots: the keys
+// NAME:permit:0 to NAME:permit:(limit-1), each a Mutex's key. A permit is
+// the hold of one slot, won by a quorum of nodes as a Mutex's is, so each
+// slot has at most one holder at a time by the Mutex's own argument, under
+// the same assumptions (see the package documentation, # Safety), and the
+// semaphore at most limit. Counting holders per node and asking a
+// majority for a count below the limit, as the multi-master semaphores
+// that count do, admits more: with three nodes and a limit of 2, three
+// clients that each reach a different two of the nodes each find counts
+// below 2 on their majority, and all three hold.
+//
+// TryAcquire tries the slots one after the other, one round each,
+// starting after the slot the last Acquire of this Semaphore won, so an
+// uncontended Acquire costs one round, as a Mutex's Lock does. Acquire
+// tries again every retry delay (MutexOptions.RetryDelayMin and Max, the
+// Client's by default) until a slot is won or its context ends: a release
+// does not wake it, unlike a waiting Lock.
+//
+// A Semaphore is safe for concurrent use. Within one process, each slot
+// is one Mutex: a goroutine that holds a permit keeps its slot from the
+// others without network traffic.
+type Semaphore struct {
+	name  string
+	slots []*Mutex
+	err   error // why the Semaphore cannot be used, or nil
+	// next is the slot the next TryAcquire tries first.
+	next atomic.Uint32
+}
+
+// NewSemaphore returns a Semaphore named name that admits at most limit
+// holders at once. Its permits are holds with options, whose Keys and
+// Token must be empty: a permit is one key, and a token would be shared
+// by all of them. The Semaphore of an invalid name, limit or options
+// returns the error, matching ErrInvalidOptions, from every call. Every
+// client must give one name the same limit: a client with a larger limit
+// uses more slots and admits more holders.
+func (c *Client) NewSemaphore(name string, limit int, options MutexOptions) *Semaphore {
+	s := &Semaphore{name: name}
+	switch {
+	case limit < 1 || limit > MaxSemaphoreLimit:
+		s.err = invalidOption("limit", limit, "is not in [1, "+strconv.Itoa(MaxSemaphoreLimit)+"]")
+	case len(options.Keys) > 0:
+		s.err = invalidOption("MutexOptions.Keys", options.Keys, "is not empty: a permit is one key")
+	case options.Token != "":
+		s.err = invalidOption("MutexOptions.Token", options.Token, "is set: the permits of a Semaphore have tokens of their own")
+	}
+	if s.err != nil {
+		return s
+	}
+	s.next.Store(uint32(rand.N(limit))) // the clients of one name start apart
+	s.slots = make([]*Mutex, limit)
+	for i := range s.slots {
+		s.slots[i] = newMutex(c, permitKey(name, i), options)
+		if err := s.slots[i].err; err != nil {
+			s.err = err
+			return s
+		}
+	}
+	return s
+}
+
+// permitKey returns the key of slot i of the semaphore name.
+func permitKey(name string, slot int) string {
+	return name + ":permit:" + strconv.Itoa(slot)
+}
+
+// Limit returns the most holders the Semaphore admits at once.
+func (s *Semaphore) Limit() int { return len(s.slots) }
+
+// TryAcquire tries every slot once and returns a permit for the first it
+// wins. It fails with an error matching ErrNotAcquired when every slot is
+// held by another holder or no quorum of nodes agreed on any, and with the
+// error of a slot's attempt that retrying cannot fix (ErrClosed, ErrConfig,
+// the context's error).
+func (s *Semaphore) TryAcquire(ctx context.Context) (Permit, error) {
+	if s.err != nil {
+		return Permit{}, s.err
+	}
+	first := int(s.next.Load()) % len(s.slots)
+	var last error
+	for i := range s.slots {
+		slot := (first + i) % len(s.slots)
+		m := s.slots[slot]
+		generation, err := m.tryLock(ctx)
+		if err == nil && generation != 0 {
+			s.next.Store(uint32(slot + 1))
+			return Permit{mutex: m, slot: slot, generation: generation}, nil
+		}
+		if err == nil {
+			continue // a slot's Mutex is unlocked only through its permits: not reached
+		}
+		if !errors.Is(err, ErrNotAcquired) || ctx.Err() != nil {
+			return Permit{}, err
+		}
+		last = err
+	}
+	return Permit{}, fmt.Errorf("redlock: semaphore %q: none of its %d permits acquired: %w", s.name, len(s.slots), last)
+}
+
+// Acquire waits for a permit: it tries every slot, as TryAcquire does,
+// then again every retry delay, until it wins one, MutexOptions.MaxTries
+// passes over the slots have failed, or ctx ends. A failure matches
+// ErrNotAcquired, the context's error when ctx ended, or ErrClosed when
+// the Client was closed (Close ends the wait at once).
+func (s *Semaphore) Acquire(ctx context.Context) (Permit, error) {
+	if s.err != nil {
+		return Permit{}, s.err
+	}
+	options := &s.slots[0].options
+	client := s.slots[0].client
+	var timer *time.Timer
+	for pass := 1; ; pass++ {
+		permit, err := s.TryAcquire(ctx)
+		if err == nil || !errors.Is(err, ErrNotAcquired) {
+			return permit, err
+		}
+		if options.MaxTries > 0 && pass >= options.MaxTries {
+			return Permit{}, err
+		}
+		delay := options.RetryDelayMin
+		if spread := options.RetryDelayMax - options.RetryDelayMin; spread > 0 {
+			delay += rand.N(spread + 1)
+		}
+		if timer == nil {
+			timer = time.NewTimer(delay)
+			defer timer.Stop()
+		} else {
+			timer.Reset(delay)
+		}
+		select {
+		case <-timer.C:
+		case <-client.closing:
+			return Permit{}, ErrClosed
+		case <-ctx.Done():
+			return Permit{}, fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, context.Cause(ctx), err)
+		}
+	}
+}
+
+// Permit is a held permit of a Semaphore: the hold of one of its slots.
+// It is a small value; its methods speak of this hold only, so that a
+// permit released and its slot won again by another goroutine is not
+// confused with the new hold: they then answer as for a hold that ended.
+type Permit struct {
+	mutex      *Mutex
+	slot       int
+	generation uint64
+}
+
+// Slot returns the number of the permit's slot, from 0 to the limit less
+// one.
+func (p Permit) Slot() int { return p.slot }
+
+// Key returns the key of the permit's slot on the nodes.
+func (p Permit) Key() string {
+	if p.mutex == nil {
+		return ""
+	}
+	return p.mutex.key
+}
+
+// Release gives the permit back: the slot's key is released on every
+// node, as Mutex.Unlock does, with its errors. It returns ErrNotHeld for a
+// permit that was released already, or never acquired.
+func (p Permit) Release(ctx context.Context) error {
+	if p.mutex == nil {
+		return ErrNotHeld
+	}
+	return p.mutex.release(ctx, p.generation)
+}
+
+// Extend extends the permit as Mutex.Extend does. It returns ErrNotHeld for
+// a permit that was released.
+func (p Permit) Extend(ctx context.Context) error {
+	if p.mutex == nil {
+		return ErrNotHeld
+	}
+	return p.mutex.extend(ctx, p.generation)
+}
+
+// Until returns the end of the permit's validity, as Mutex.Until does, or
+// the zero time once it was released.
+func (p Permit) Until() time.Time {
+	if p.mutex == nil {
+		return time.Time{}
+	}
+	return p.mutex.hold.untilOf(p.generation)
+}
+
+// Token returns the permit's token, the value of its slot's key, or ""
+// once it was released.
+func (p Permit) Token() string {
+	if p.mutex == nil {
+		return ""
+	}
+	return p.mutex.hold.tokenOf(p.generation)
+}
+
+// Fence returns the permit's fencing token, with MutexOptions.Fencing: it
+// strictly increases from hold to hold of the permit's slot (not across
+// slots: each slot is a resource of its own). It is 0 once the permit was
+// released.
+func (p Permit) Fence() int64 {
+	if p.mutex == nil {
+		return 0
+	}
+	return p.mutex.hold.fenceOf(p.generation)
+}
+
+// Done returns a channel that is closed when the permit's hold ends, as
+// Mutex.Done says; it is closed for a permit that was released.
+func (p Permit) Done() <-chan struct{} {
+	if p.mutex == nil {
+		return closedChannel
+	}
+	return p.mutex.hold.doneOf(p.generation)
+}
