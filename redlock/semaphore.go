@@ -30,10 +30,9 @@ const MaxSemaphoreLimit = 1024
 //
 // TryAcquire tries the slots one after the other, one round each,
 // starting after the slot the last Acquire of this Semaphore won, so an
-// uncontended Acquire costs one round, as a Mutex's Lock does. Acquire
-// tries again every retry delay (MutexOptions.RetryDelayMin and Max, the
-// Client's by default) until a slot is won or its context ends: a release
-// does not wake it, unlike a waiting Lock.
+// uncontended Acquire costs one round, as a Mutex's Lock does, and a full
+// semaphore costs limit rounds per pass. Acquire waits between its passes
+// as a Lock does: for the release of any slot, announced as a Mutex's.
 //
 // A Semaphore is safe for concurrent use. Within one process, each slot
 // is one Mutex: a goroutine that holds a permit keeps its slot from the
@@ -41,7 +40,11 @@ const MaxSemaphoreLimit = 1024
 type Semaphore struct {
 	name  string
 	slots []*Mutex
-	err   error // why the Semaphore cannot be used, or nil
+	// waiter is never locked: a Mutex over every slot's key, which an
+	// Acquire that waits registers with the notifier to be woken by the
+	// release of any slot. Its turn is the turn to wait.
+	waiter *Mutex
+	err    error // why the Semaphore cannot be used, or nil
 	// next is the slot the next TryAcquire tries first.
 	next atomic.Uint32
 }
@@ -75,6 +78,11 @@ func (c *Client) NewSemaphore(name string, limit int, options MutexOptions) *Sem
 			return s
 		}
 	}
+	waiting := options
+	for _, slot := range s.slots[1:] {
+		waiting.Keys = append(waiting.Keys, slot.key)
+	}
+	s.waiter = newMutex(c, s.slots[0].key, waiting)
 	return s
 }
 
@@ -95,7 +103,16 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (Permit, error) {
 	if s.err != nil {
 		return Permit{}, s.err
 	}
+	permit, _, err := s.tryAcquire(ctx)
+	return permit, err
+}
+
+// tryAcquire is TryAcquire, which also reports, when every slot failed,
+// whether every one was found held: by a quorum of nodes, or by another
+// goroutine of this process. Only then will a release be announced.
+func (s *Semaphore) tryAcquire(ctx context.Context) (permit Permit, full bool, err error) {
 	first := int(s.next.Load()) % len(s.slots)
+	full = true
 	var last error
 	for i := range s.slots {
 		slot := (first + i) % len(s.slots)
@@ -103,55 +120,90 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (Permit, error) {
 		generation, err := m.tryLock(ctx)
 		if err == nil && generation != 0 {
 			s.next.Store(uint32(slot + 1))
-			return Permit{mutex: m, slot: slot, generation: generation}, nil
+			return Permit{mutex: m, slot: slot, generation: generation}, false, nil
 		}
 		if err == nil {
 			continue // a slot's Mutex is unlocked only through its permits: not reached
 		}
 		if !errors.Is(err, ErrNotAcquired) || ctx.Err() != nil {
-			return Permit{}, err
+			return Permit{}, false, err
 		}
 		last = err
+		var failure *QuorumError
+		if err != errHeldLocally && (!errors.As(err, &failure) || heldOn(failure) < failure.Need) {
+			full = false
+		}
 	}
-	return Permit{}, fmt.Errorf("redlock: semaphore %q: none of its %d permits acquired: %w", s.name, len(s.slots), last)
+	return Permit{}, full, fmt.Errorf("redlock: semaphore %q: none of its %d permits acquired: %w", s.name, len(s.slots), last)
+}
+
+// heldOn returns the number of nodes that refused an attempt because the
+// key was held.
+func heldOn(failure *QuorumError) int {
+	held := 0
+	for _, node := range failure.Nodes {
+		if node.Outcome == OutcomeHeld {
+			held++
+		}
+	}
+	return held
 }
 
 // Acquire waits for a permit: it tries every slot, as TryAcquire does,
-// then again every retry delay, until it wins one, MutexOptions.MaxTries
-// passes over the slots have failed, or ctx ends. A failure matches
-// ErrNotAcquired, the context's error when ctx ended, or ErrClosed when
-// the Client was closed (Close ends the wait at once).
+// until it wins one, MutexOptions.MaxTries passes over the slots have
+// failed, or ctx ends. Between two passes it waits as a Lock does
+// (Options.RetryDelayMin): for a release of one of the slots when every
+// slot was found held by a quorum of nodes, at most eight retry delays and
+// at most until a quorum stops refusing; the retry delay otherwise. Within
+// one process, one Acquire of a Semaphore waits at a time, the others wait
+// for it locally. A failure matches ErrNotAcquired, the context's error
+// when ctx ended, or ErrClosed when the Client was closed (Close ends the
+// wait at once).
 func (s *Semaphore) Acquire(ctx context.Context) (Permit, error) {
 	if s.err != nil {
 		return Permit{}, s.err
 	}
-	options := &s.slots[0].options
-	client := s.slots[0].client
-	var timer *time.Timer
-	for pass := 1; ; pass++ {
-		permit, err := s.TryAcquire(ctx)
-		if err == nil || !errors.Is(err, ErrNotAcquired) {
-			return permit, err
+	permit, full, err := s.tryAcquire(ctx)
+	if err == nil || !errors.Is(err, ErrNotAcquired) {
+		return permit, err
+	}
+	w := s.waiter
+	if err := w.takeTurn(ctx); err != nil {
+		return Permit{}, err
+	}
+	defer w.giveTurn()
+	c := w.client
+	subscribed, acquired := false, false
+	defer func() {
+		if subscribed {
+			c.notifier.unregister(w, acquired)
 		}
-		if options.MaxTries > 0 && pass >= options.MaxTries {
+	}()
+	for pass := 1; ; pass++ {
+		if w.options.MaxTries > 0 && pass >= w.options.MaxTries {
 			return Permit{}, err
 		}
-		delay := options.RetryDelayMin
-		if spread := options.RetryDelayMax - options.RetryDelayMin; spread > 0 {
-			delay += rand.N(spread + 1)
+		if full && !subscribed {
+			w.startAttempt() // forget the wake-ups that came before
+			subscribed = c.notifier.register(w)
 		}
-		if timer == nil {
-			timer = time.NewTimer(delay)
-			defer timer.Stop()
-		} else {
-			timer.Reset(delay)
+		if sleepErr := w.sleep(ctx, w.retryDelay(), full && subscribed, 0); sleepErr != nil {
+			return Permit{}, fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, err)
 		}
-		select {
-		case <-timer.C:
-		case <-client.closing:
-			return Permit{}, ErrClosed
-		case <-ctx.Done():
-			return Permit{}, fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, context.Cause(ctx), err)
+		var answered int32
+		if subscribed {
+			answered = w.startAttempt()
+		}
+		permit, full, err = s.tryAcquire(ctx)
+		if err == nil {
+			acquired = true
+			return permit, nil
+		}
+		if !errors.Is(err, ErrNotAcquired) {
+			return Permit{}, err
+		}
+		if subscribed {
+			w.wait.releaseWakes.Add(-answered)
 		}
 	}
 }
