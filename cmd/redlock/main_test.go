@@ -119,6 +119,8 @@ func TestUsageErrors(t *testing.T) {
 			message: "flag provided but not defined: -node-timeout"},
 		{name: "run with a node timeout of zero", variables: addresses, args: []string{"run", "--node-timeout", "0s", "k", "--", "true"},
 			message: "--node-timeout must be positive"},
+		{name: "run with a negative semaphore", variables: addresses, args: []string{"run", "--semaphore", "-1", "k", "--", "true"},
+			message: "--semaphore -1 is not in [1, 1024]"},
 		{name: "status without a key", variables: addresses, args: []string{"status"}, message: "expected one KEY"},
 		{name: "scan with an argument", variables: addresses, args: []string{"scan", "k"}, message: `unexpected argument "k"`},
 		{name: "doctor without addresses", args: []string{"doctor"}, message: "no addresses"},

@@ -37,8 +37,13 @@ var runHelp = commandHelp{
 while the command runs, releases it when the command exits, and exits with
 the command's status.
 
+With --semaphore N, redlock holds one of N permits of the semaphore KEY
+instead: at most N commands run at once under KEY, across every machine that
+gives KEY the same N.
+
 The command finds in its environment:
-  REDLOCK_KEY    the key
+  REDLOCK_KEY    the key on the nodes: KEY, or with --semaphore the key of
+                 the permit held, KEY:permit:SLOT
   REDLOCK_TOKEN  the hold's token, the value of the lock key on the nodes
   REDLOCK_FENCE  with --fencing, the hold's fencing token: a number that grows
                  with every hold of KEY; give it to the resource with each
@@ -56,6 +61,9 @@ redlock run --wait 1m jobs:nightly -- ./nightly.sh --full
 
 # Give up at once if another machine holds the lock:
 redlock run --wait 0 deploy:web -- make deploy || echo "status $?"
+
+# At most four exports at once, across the machines:
+redlock run --semaphore 4 exports -- ./export.sh
 
 # Pass the fencing token to the resource:
 redlock run --fencing orders:1001 -- sh -c 'psql -c "UPDATE orders SET ..., fence = $REDLOCK_FENCE WHERE id = 1001 AND fence < $REDLOCK_FENCE"'`,
@@ -77,7 +85,25 @@ type runFlags struct {
 	maxHold    time.Duration
 	fencing    bool
 	verbose    bool
+	semaphore  int
 }
+
+// hold is what run holds while the command runs: a Mutex's hold, or a
+// Semaphore's permit.
+type hold interface {
+	Key() string
+	Token() string
+	Fence() int64
+	Until() time.Time
+	Done() <-chan struct{}
+	Release(ctx context.Context) error
+}
+
+// mutexHold is the hold of a Mutex.
+type mutexHold struct{ *redlock.Mutex }
+
+// Release unlocks the Mutex.
+func (h mutexHold) Release(ctx context.Context) error { return h.Unlock(ctx) }
 
 func runCommand(ctx context.Context, env *environment, args []string) int {
 	var f runFlags
@@ -90,6 +116,7 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 		"the longest the lock is held; a command that runs longer is stopped as if the lock were lost")
 	flags.BoolVar(&f.fencing, "fencing", false, "also take a fencing token and pass it in "+fenceVariable)
 	flags.BoolVar(&f.verbose, "verbose", false, "report the acquisition and the release on stderr")
+	flags.IntVar(&f.semaphore, "semaphore", 0, "hold one of `N` permits of the semaphore KEY instead of the lock KEY")
 	if status, ok := parseFlags(env, flags, runHelp, args); !ok {
 		return status
 	}
@@ -104,6 +131,8 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, runHelp, "--wait and --grace must not be negative")
 	case f.maxHold < f.ttl:
 		return usageError(env, runHelp, "--max-hold %v is shorter than --ttl %v", f.maxHold, f.ttl)
+	case f.semaphore < 0 || f.semaphore > redlock.MaxSemaphoreLimit:
+		return usageError(env, runHelp, "--semaphore %d is not in [1, %d]", f.semaphore, redlock.MaxSemaphoreLimit)
 	}
 
 	// Catch the signals before anything else, so that none is lost between
@@ -119,24 +148,35 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 	}
 	defer client.Close()
 
-	m := client.NewMutex(key, redlock.MutexOptions{TTL: f.ttl, AutoExtend: true, MaxHold: f.maxHold, Fencing: f.fencing})
+	options := redlock.MutexOptions{TTL: f.ttl, AutoExtend: true, MaxHold: f.maxHold, Fencing: f.fencing}
+	var take, try func(context.Context) (hold, error)
+	if f.semaphore > 0 {
+		semaphore := client.NewSemaphore(key, f.semaphore, options)
+		take = func(ctx context.Context) (hold, error) { return semaphore.Acquire(ctx) }
+		try = func(ctx context.Context) (hold, error) { return semaphore.TryAcquire(ctx) }
+	} else {
+		m := client.NewMutex(key, options)
+		take = func(ctx context.Context) (hold, error) { return mutexHold{m}, m.Lock(ctx) }
+		try = func(ctx context.Context) (hold, error) { return mutexHold{m}, m.TryLock(ctx) }
+	}
 	start := time.Now()
-	if status, ok := acquire(ctx, env, m, f.wait, signals); !ok {
+	h, status, ok := acquire(ctx, env, key, take, try, f.wait, signals)
+	if !ok {
 		return status
 	}
 	if f.verbose {
 		fmt.Fprintf(env.stderr, "redlock run: acquired %q in %v (token %s…, fence %d, valid until %s)\n",
-			key, time.Since(start).Round(time.Microsecond), m.Token()[:inspect.TokenPrefixLength], m.Fence(), m.Until().Format(time.RFC3339Nano))
+			h.Key(), time.Since(start).Round(time.Microsecond), h.Token()[:inspect.TokenPrefixLength], h.Fence(), h.Until().Format(time.RFC3339Nano))
 	}
-	status = superviseCommand(env, m, f, commandLine, signals, losses)
+	status = superviseCommand(env, h, f, commandLine, signals, losses)
 
 	releaseContext, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	switch err := m.Unlock(releaseContext); {
+	switch err := h.Release(releaseContext); {
 	case err != nil && status != exitLost:
-		fmt.Fprintf(env.stderr, "redlock run: the release of %q was not confirmed (the lock expires by itself within %v): %v\n", key, f.ttl, err)
+		fmt.Fprintf(env.stderr, "redlock run: the release of %q was not confirmed (the lock expires by itself within %v): %v\n", h.Key(), f.ttl, err)
 	case err == nil && f.verbose:
-		fmt.Fprintf(env.stderr, "redlock run: released %q\n", key)
+		fmt.Fprintf(env.stderr, "redlock run: released %q\n", h.Key())
 	}
 	return status
 }
@@ -168,10 +208,11 @@ type signalError struct{ signal os.Signal }
 
 func (e signalError) Error() string { return "interrupted by " + e.signal.String() }
 
-// acquire takes the lock, waiting up to wait, or gives up when a signal
-// arrives. It returns false with the exit status when the lock was not
-// taken.
-func acquire(ctx context.Context, env *environment, m *redlock.Mutex, wait time.Duration, signals <-chan os.Signal) (int, bool) {
+// acquire takes the lock KEY with take, waiting up to wait, or with one
+// try when wait is 0, or gives up when a signal arrives. It returns false
+// with the exit status when the lock was not taken.
+func acquire(ctx context.Context, env *environment, key string, take, try func(context.Context) (hold, error),
+	wait time.Duration, signals <-chan os.Signal) (hold, int, bool) {
 	waitContext, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := make(chan struct{})
@@ -183,40 +224,41 @@ func acquire(ctx context.Context, env *environment, m *redlock.Mutex, wait time.
 		case <-stop:
 		}
 	})
+	var h hold
 	var err error
 	if wait == 0 {
-		err = m.TryLock(waitContext)
+		h, err = try(waitContext)
 	} else {
 		lockContext, cancelLock := context.WithTimeout(waitContext, wait)
-		err = m.Lock(lockContext)
+		h, err = take(lockContext)
 		cancelLock()
 	}
 	close(stop)
 	watcher.Wait()
 	if err == nil {
-		return exitOK, true
+		return h, exitOK, true
 	}
 
 	var interrupted signalError
 	if errors.As(context.Cause(waitContext), &interrupted) {
-		fmt.Fprintf(env.stderr, "redlock run: %v while waiting for %q\n", interrupted, m.Key())
-		return exitSignalBase + signalNumber(interrupted.signal), false
+		fmt.Fprintf(env.stderr, "redlock run: %v while waiting for %q\n", interrupted, key)
+		return nil, exitSignalBase + signalNumber(interrupted.signal), false
 	}
 	status := statusOf(err)
 	switch status {
 	case exitNotAcquired:
-		fmt.Fprintf(env.stderr, "redlock run: %q not acquired within --wait %v: %v\n", m.Key(), wait, err)
+		fmt.Fprintf(env.stderr, "redlock run: %q not acquired within --wait %v: %v\n", key, wait, err)
 	case exitUnavailable:
-		fmt.Fprintf(env.stderr, "redlock run: %q not acquired: too few nodes answered for a quorum: %v\n", m.Key(), err)
+		fmt.Fprintf(env.stderr, "redlock run: %q not acquired: too few nodes answered for a quorum: %v\n", key, err)
 	default:
-		fmt.Fprintf(env.stderr, "redlock run: %q not acquired: %v\n", m.Key(), err)
+		fmt.Fprintf(env.stderr, "redlock run: %q not acquired: %v\n", key, err)
 	}
-	return status, false
+	return nil, status, false
 }
 
 // superviseCommand runs the command under the hold: it passes signals on,
 // stops the command when the hold is lost, and returns the exit status.
-func superviseCommand(env *environment, m *redlock.Mutex, f runFlags, commandLine []string,
+func superviseCommand(env *environment, m hold, f runFlags, commandLine []string,
 	signals <-chan os.Signal, losses *lossRecorder) int {
 	child := exec.Command(commandLine[0], commandLine[1:]...)
 	child.Stdin, child.Stdout, child.Stderr = env.stdin, env.stdout, env.stderr
@@ -255,7 +297,7 @@ func superviseCommand(env *environment, m *redlock.Mutex, f runFlags, commandLin
 			}
 			if !lost && !time.Now().Before(m.Until()) {
 				lost = true
-				fmt.Fprintf(env.stderr, "redlock run: the hold of %q had expired when the command exited: %s\n", m.Key(), losses.cause(m, f.maxHold))
+				fmt.Fprintf(env.stderr, "redlock run: the hold of %q had expired when the command exited: %s\n", m.Key(), losses.cause(f.maxHold))
 			}
 			if lost {
 				fmt.Fprintf(env.stderr, "redlock run: the command exited with %s after the lock was lost\n", child.ProcessState)
@@ -269,7 +311,7 @@ func superviseCommand(env *environment, m *redlock.Mutex, f runFlags, commandLin
 		case <-done:
 			done, lost = nil, true
 			fmt.Fprintf(env.stderr, "redlock run: lost the lock %q while the command ran (%s); sending SIGTERM to pid %d\n",
-				m.Key(), losses.cause(m, f.maxHold), child.Process.Pid)
+				m.Key(), losses.cause(f.maxHold), child.Process.Pid)
 			child.Process.Signal(syscall.SIGTERM)
 			kill = time.After(f.grace)
 		case <-kill:
@@ -323,8 +365,8 @@ func (r *lossRecorder) OnExtend(event redlock.ExtendEvent) {
 	r.lastFailed = event.Err
 }
 
-// cause describes why the hold of m ended.
-func (r *lossRecorder) cause(m *redlock.Mutex, maxHold time.Duration) string {
+// cause describes why the last hold ended.
+func (r *lossRecorder) cause(maxHold time.Duration) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {

@@ -280,6 +280,41 @@ func TestRunProcessesNeverOverlap(t *testing.T) {
 	}
 }
 
+// With --semaphore 2, no more than two commands run at once, each under
+// the key of the permit it holds.
+func TestRunSemaphoreRunsAtMostNCommandsAtOnce(t *testing.T) {
+	_, addresses := startNodes(t, 3, redistest.Options{})
+	journal := filepath.Join(t.TempDir(), "journal")
+	const processes, limit = 6, 2
+	script := `echo "start $REDLOCK_KEY" >> "$JOURNAL"; sleep 0.05; echo "end $REDLOCK_KEY" >> "$JOURNAL"`
+	started := make([]*process, processes)
+	for i := range started {
+		started[i] = startBinary(t, addresses, []string{"JOURNAL=" + journal},
+			"run", "--wait", "2m", "--semaphore", strconv.Itoa(limit), "exports", "--", "sh", "-c", script)
+	}
+	for _, p := range started {
+		assert.Equal(t, exitOK, p.wait(t, 3*time.Minute), p.stderr.String())
+	}
+
+	lines := strings.Split(strings.TrimSpace(readFile(journal)), "\n")
+	require.Len(t, lines, 2*processes, "every process ran its command once")
+	running := map[string]bool{}
+	most := 0
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		require.Len(t, fields, 2, line)
+		require.Contains(t, []string{"exports:permit:0", "exports:permit:1"}, fields[1], "REDLOCK_KEY is the permit's key")
+		if fields[0] == "start" {
+			assert.False(t, running[fields[1]], "two commands under %s at once: %v", fields[1], lines)
+			running[fields[1]] = true
+		} else {
+			delete(running, fields[1])
+		}
+		most = max(most, len(running))
+	}
+	assert.LessOrEqual(t, most, limit)
+}
+
 func TestSplitRunArguments(t *testing.T) {
 	tests := []struct {
 		name    string
