@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // MaxSemaphoreLimit is the largest limit of a Semaphore.
@@ -86,9 +88,10 @@ func (c *Client) NewSemaphore(name string, limit int, options MutexOptions) *Sem
 	return s
 }
 
-// permitKey returns the key of slot i of the semaphore name.
+// permitKey returns the key of slot i of the semaphore name, which the
+// inspect package shares.
 func permitKey(name string, slot int) string {
-	return name + ":permit:" + strconv.Itoa(slot)
+	return naming.PermitKey(name, slot)
 }
 
 // Limit returns the most holders the Semaphore admits at once.

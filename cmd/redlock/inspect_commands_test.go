@@ -21,6 +21,36 @@ func closedAddress(t *testing.T) string {
 	return address
 }
 
+// status --semaphore shows each permit: held by a quorum, with the
+// holder's token, or not; and exits with 0 only when every permit is held.
+func TestStatusShowsTheSemaphoresPermits(t *testing.T) {
+	servers, addresses := startNodes(t, 3, redistest.Options{})
+	for i := range 2 {
+		require.Equal(t, "OK", servers[i].Do(t, "SET", "exports:permit:1", "aaaaaaaa-first", "PX", "60000"))
+	}
+	require.Equal(t, "OK", servers[2].Do(t, "SET", "exports:permit:0", "bbbbbbbb-minority", "PX", "60000"))
+	variables := map[string]string{addressesVariable: addresses}
+
+	result := invoke(t, variables, "status", "--semaphore", "3", "exports")
+	assert.Equal(t, exitFailed, result.status, result.stderr)
+	lines := strings.Split(strings.TrimSpace(result.stdout), "\n")
+	require.Len(t, lines, 5, result.stdout)
+	assert.Regexp(t, `^PERMIT\s+HELD\s+TOKEN\s+NODES$`, lines[0])
+	assert.Regexp(t, `^exports:permit:0\s+no\s+-\s+1 of 3$`, lines[1], "one node is not a quorum")
+	assert.Regexp(t, `^exports:permit:1\s+yes\s+aaaaaaaa\s+2 of 3$`, lines[2])
+	assert.Regexp(t, `^exports:permit:2\s+no\s+-\s+0 of 3$`, lines[3])
+	assert.Equal(t, `"exports": 1 of 3 permits held`, lines[4])
+
+	for _, slot := range []string{"0", "2"} {
+		for i := range 2 {
+			servers[i].Do(t, "SET", "exports:permit:"+slot, "cccccccc-more", "PX", "60000")
+		}
+	}
+	full := invoke(t, variables, "status", "--semaphore", "3", "exports")
+	assert.Equal(t, exitOK, full.status, full.stdout)
+	assert.Contains(t, full.stdout, `"exports": 3 of 3 permits held`)
+}
+
 func TestStatusOnAKnownState(t *testing.T) {
 	servers, addresses := startNodes(t, 5, redistest.Options{})
 	for i, token := range []string{"aaaaaaaa-first", "aaaaaaaa-first", "aaaaaaaa-first", "bbbbbbbb-second"} {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"text/tabwriter"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock"
+	"github.com/lockmux/lockmux/redlock/inspect"
 )
 
 // inspectTimeout bounds status and scan.
@@ -16,21 +19,30 @@ var statusHelp = commandHelp{
 	about: `Show, for every node, whether it holds the lock KEY, the first characters of
 the holder's token, the remaining TTL and the fencing counter, then whether a
 quorum of nodes holds the same token, that is whether somebody holds the
-lock. It only reads.`,
+lock. With --semaphore N, show instead each of the N permits of the
+semaphore KEY (see redlock run --semaphore): held, by which token, or free.
+It only reads.`,
 	examples: `redlock status --addrs 127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381 jobs:nightly
 
 # In a script: is anybody running the nightly job?
-if redlock status jobs:nightly >/dev/null; then echo busy; fi`,
-	exits: `0    a quorum of nodes holds the key: it is locked
-1    no quorum holds the key: it is free (or split between holders)
+if redlock status jobs:nightly >/dev/null; then echo busy; fi
+
+# How many of the four export permits are held?
+redlock status --semaphore 4 exports`,
+	exits: `0    a quorum of nodes holds the key: it is locked (with --semaphore: every
+     permit is held, so a new holder would wait)
+1    no quorum holds the key: it is free (or split between holders); with
+     --semaphore, a permit is free
 64   bad usage or configuration
 69   too few nodes answered to tell`,
 }
 
 func statusCommand(ctx context.Context, env *environment, args []string) int {
 	var connection connectionFlags
+	var limit int
 	flags := newFlagSet(statusHelp)
 	connection.register(flags, false)
+	flags.IntVar(&limit, "semaphore", 0, "show the `N` permits of the semaphore KEY instead of the lock KEY")
 	if status, ok := parseFlags(env, flags, statusHelp, args); !ok {
 		return status
 	}
@@ -38,6 +50,9 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, statusHelp, "expected one KEY, got %d arguments", flags.NArg())
 	}
 	key := flags.Arg(0)
+	if limit < 0 || limit > redlock.MaxSemaphoreLimit {
+		return usageError(env, statusHelp, "--semaphore %d is not in [1, %d]", limit, redlock.MaxSemaphoreLimit)
+	}
 	inspector, status := connection.inspector(env, statusHelp)
 	if inspector == nil {
 		return status
@@ -46,6 +61,9 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
+	if limit > 0 {
+		return semaphoreStatus(ctx, env, inspector, key, limit)
+	}
 	lock, err := inspector.Status(ctx, key)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "redlock status: %v\n", err)
@@ -91,4 +109,38 @@ func fenceText(fence int64) string {
 		return "-"
 	}
 	return fmt.Sprint(fence)
+}
+
+// semaphoreStatus shows each permit of the semaphore name: held by a
+// quorum, by which token, or free.
+func semaphoreStatus(ctx context.Context, env *environment, inspector *inspect.Inspector, name string, limit int) int {
+	semaphore, err := inspector.SemaphoreStatus(ctx, name, limit)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "redlock status: %v\n", err)
+		return statusOf(err)
+	}
+	table := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(table, "PERMIT\tHELD\tTOKEN\tNODES")
+	unknown := false
+	for _, permit := range semaphore.Permits {
+		switch {
+		case permit.Locked():
+			fmt.Fprintf(table, "%s\tyes\t%s\t%d of %d\n", permit.Key, permit.Holder, permit.Holders, len(permit.Nodes))
+		case permit.Answered < permit.Need:
+			unknown = true
+			fmt.Fprintf(table, "%s\t?\t\tonly %d of %d answered\n", permit.Key, permit.Answered, len(permit.Nodes))
+		default:
+			fmt.Fprintf(table, "%s\tno\t-\t%d of %d\n", permit.Key, permit.Holders, len(permit.Nodes))
+		}
+	}
+	table.Flush()
+	held := semaphore.Held()
+	fmt.Fprintf(env.stdout, "%q: %d of %d permits held\n", name, held, limit)
+	switch {
+	case held == limit:
+		return exitOK
+	case unknown:
+		return exitUnavailable
+	}
+	return exitFailed
 }

@@ -1,10 +1,18 @@
 package naming
 
+import "strconv"
+
 // FenceKeySuffix ends the key of a resource's fencing counter, which
 // follows the lock's key: the counter of the key "orders:1" is
 // "orders:1:lockmux-fence" on every node. The counter has no TTL: it must
 // outlive every hold, and survive restarts (appendfsync always).
 const FenceKeySuffix = ":lockmux-fence"
+
+// PermitKey returns the key of slot slot of the semaphore name: the
+// Mutex key whose hold is a permit.
+func PermitKey(name string, slot int) string {
+	return name + ":permit:" + strconv.Itoa(slot)
+}
 
 // ReleasedChannelPrefix starts the pub/sub channel on which the release
 // script announces that a key is free; the key follows it.
