@@ -115,7 +115,7 @@ func (k *canaryKit) healAll() {
 func (k *canaryKit) acquire(i int, timeout time.Duration) *holding {
 	end := time.Now().Add(timeout)
 	for time.Now().Before(end) {
-		h, err := k.workers[i].acquire(context.Background(), k.mutexes[i], time.Until(end), false)
+		h, err := k.workers[i].acquire(context.Background(), mutexTarget(k.mutexes[i]), time.Until(end), false)
 		require.NoError(k.t, err)
 		if h != nil {
 			return h
@@ -223,7 +223,7 @@ func (k *canaryKit) drift(rate float64) {
 	}
 	_, err := k.workers[0].write(context.Background(), first)
 	require.NoError(k.t, err)
-	until := first.m.Until()
+	until := first.held.Until()
 	var contender workgroup.Group
 	contender.Go(func() error {
 		time.Sleep(time.Until(until.Add(-k.ttl / 5)))
@@ -231,7 +231,7 @@ func (k *canaryKit) drift(rate float64) {
 		var second *holding
 		var err error
 		for time.Now().Before(until.Add(300 * time.Millisecond)) {
-			second, err = k.workers[1].acquire(context.Background(), m, 100*time.Millisecond, true)
+			second, err = k.workers[1].acquire(context.Background(), mutexTarget(m), 100*time.Millisecond, true)
 			if second != nil || err != nil {
 				break
 			}

@@ -15,6 +15,7 @@ const (
 	CheckTruth     = "C4"
 	CheckLiveness  = "C5"
 	CheckHygiene   = "C6"
+	CheckSemaphore = "C7"
 )
 
 // Reasons a finding is expected, as Finding.Expected gives them.
@@ -69,11 +70,14 @@ type Options struct {
 	// ProbeLimit is the longest a KindProbe may have waited (C5(a)). Zero
 	// means that probes are checked only for errors.
 	ProbeLimit time.Duration
+	// Semaphores are the limits of the semaphores whose permits the
+	// workers hold, by name (C7): the holds of the keys NAME:permit:SLOT.
+	Semaphores map[string]int
 }
 
 // Finding is one thing a check found.
 type Finding struct {
-	// Check is the check's name, CheckExclusion to CheckHygiene.
+	// Check is the check's name, CheckExclusion to CheckSemaphore.
 	Check string
 	// T is the stamp at which it was found.
 	T int64
@@ -118,9 +122,9 @@ type Report struct {
 	// Stale are C1's STALE holds: inside after their validity ended when
 	// another hold entered.
 	Stale []Finding
-	// Fences, Resource, Truth and Liveness are the findings of C2, C3, C4
-	// and C5.
-	Fences, Resource, Truth, Liveness []Finding
+	// Fences, Resource, Truth, Liveness and Semaphores are the findings of
+	// C2, C3, C4, C5 and C7.
+	Fences, Resource, Truth, Liveness, Semaphores []Finding
 	// WritesRejected counts the writes the resource refused, and
 	// StaleWritesRejected those among them made by STALE holds.
 	WritesRejected, StaleWritesRejected int
@@ -134,7 +138,7 @@ type Report struct {
 func (r *Report) Err() error {
 	var errs []error
 	count := 0
-	for _, list := range [][]Finding{r.Violations, r.Stale, r.Fences, r.Resource, r.Truth, r.Liveness} {
+	for _, list := range [][]Finding{r.Violations, r.Stale, r.Fences, r.Resource, r.Truth, r.Liveness, r.Semaphores} {
 		for _, f := range list {
 			if f.Expected != "" {
 				continue
@@ -162,7 +166,7 @@ func Unexpected(list []Finding) []Finding {
 	return out
 }
 
-// Check runs C1–C5 on history, which must be in stamp order as a
+// Check runs C1–C5 and C7 on history, which must be in stamp order as a
 // Recorder keeps it.
 func Check(history []Event, options Options) *Report {
 	if options.DriftFactor == 0 {
@@ -184,5 +188,6 @@ func Check(history []Event, options Options) *Report {
 	checkResource(history, ix, options, report)
 	checkTruth(ix, options, report)
 	checkLiveness(history, options, report)
+	checkSemaphores(history, ix, options, report)
 	return report
 }

@@ -405,3 +405,34 @@ func TestReportErrNamesAtMostTwentyFindings(t *testing.T) {
 	assert.Len(t, report.Violations, 29*30/2)
 	assert.ErrorContains(t, report.Err(), "and 415 more findings")
 }
+
+// C7 counts the holders of a semaphore's permits that claim to be valid
+// at once: as many as its limit pass, one more is a VIOLATION, and a hold
+// inside after its validity does not count.
+func TestSemaphores(t *testing.T) {
+	options := safety.Options{Semaphores: map[string]int{"sem": 2}}
+	var within builder
+	within.hold("sem:permit:0", "w1.g0#1", 1, 0, 10, 50, 1000)
+	within.hold("sem:permit:1", "w2.g0#1", 1, 0, 20, 60, 1000)
+	within.hold("sem:permit:0", "w3.g0#1", 2, 55, 70, 80, 1100) // after w1 left
+	within.hold("other:permit:0", "w4.g0#1", 1, 0, 30, 40, 1000)
+	report := within.check(options)
+	assert.NoError(t, report.Err())
+	assert.Empty(t, report.Semaphores)
+
+	var over builder
+	over.hold("sem:permit:0", "w1.g0#1", 1, 0, 10, 50, 1000)
+	over.hold("sem:permit:1", "w2.g0#1", 1, 0, 20, 60, 1000)
+	over.hold("sem:permit:2", "w3.g0#1", 1, 0, 30, 40, 1000) // a third slot: a client with a larger limit
+	report = over.check(options)
+	require.Len(t, report.Semaphores, 1)
+	assert.Equal(t, safety.CheckSemaphore, report.Semaphores[0].Check)
+	assert.Contains(t, report.Semaphores[0].Text, "VIOLATION: 3 holders of the semaphore sem (limit 2)")
+	assert.Error(t, report.Err())
+
+	var stale builder
+	stale.hold("sem:permit:0", "w1.g0#1", 1, 0, 10, 50, 25) // its validity ended at 25
+	stale.hold("sem:permit:1", "w2.g0#1", 1, 0, 20, 60, 1000)
+	stale.hold("sem:permit:2", "w3.g0#1", 1, 0, 30, 40, 1000)
+	assert.Empty(t, stale.check(options).Semaphores, "a hold past its validity does not count")
+}

@@ -56,6 +56,11 @@ func index(history []Event) *historyIndex {
 		if e.Deadline > h.deadline {
 			h.deadline = e.Deadline
 		}
+		if e.Kind == KindAcquireOK {
+			// A semaphore's hold is called on the semaphore and acquired
+			// on the key of the permit it won.
+			h.key = e.Key
+		}
 		return h
 	}
 	openCanaries := map[string]Event{}

@@ -41,6 +41,11 @@ type workerConfig struct {
 	Name       string
 	Goroutines int
 	Keys       []string
+	// Semaphore, when not empty, is the name of a semaphore of
+	// SemaphoreLimit permits whose permits the workers hold too, as one
+	// more of the things they lock.
+	Semaphore      string
+	SemaphoreLimit int
 	// Addresses are the lock nodes, through this process's proxies.
 	Addresses []string
 	Resource  string
@@ -139,7 +144,7 @@ type worker struct {
 	client   *redlock.Client
 	resource *conn.Conn
 	sink     safety.Sink
-	mutexes  map[string]*redlock.Mutex
+	targets  []target // what the worker locks: a Mutex per key, and the semaphore
 	rng      *rand.Rand
 	phase    safety.Phase
 	holds    int
@@ -151,11 +156,52 @@ type worker struct {
 
 func newWorker(config *workerConfig, name string, client *redlock.Client, resource *conn.Conn, sink safety.Sink) *worker {
 	w := &worker{config: config, name: name, client: client, resource: resource, sink: sink,
-		mutexes: make(map[string]*redlock.Mutex), rng: rand.New(rand.NewPCG(1, 2)), phase: safety.PhaseRun}
+		rng: rand.New(rand.NewPCG(1, 2)), phase: safety.PhaseRun}
+	options := redlock.MutexOptions{TTL: config.TTL, AutoExtend: true, Fencing: true}
 	for _, key := range config.Keys {
-		w.mutexes[key] = client.NewMutex(key, redlock.MutexOptions{TTL: config.TTL, AutoExtend: true, Fencing: true})
+		w.targets = append(w.targets, mutexTarget(client.NewMutex(key, options)))
+	}
+	if config.Semaphore != "" && config.SemaphoreLimit > 0 {
+		w.targets = append(w.targets, semaphoreTarget(config.Semaphore, client.NewSemaphore(config.Semaphore, config.SemaphoreLimit, options)))
 	}
 	return w
+}
+
+// held is what a worker holds: a Mutex's hold, or a Semaphore's permit.
+type held interface {
+	Key() string
+	Token() string
+	Fence() int64
+	Until() time.Time
+	Done() <-chan struct{}
+	Extend(ctx context.Context) error
+	Release(ctx context.Context) error
+}
+
+// mutexHeld is the hold of a Mutex.
+type mutexHeld struct{ *redlock.Mutex }
+
+func (h mutexHeld) Release(ctx context.Context) error { return h.Unlock(ctx) }
+
+// target is what a worker acquires: a Mutex, or a Semaphore's permits.
+type target struct {
+	// name is the Mutex's key, or the Semaphore's name: the key of the
+	// call's event; a permit's key is known once it is acquired.
+	name                  string
+	take, try             func(context.Context) (held, error)
+	takeMethod, tryMethod string
+}
+
+func mutexTarget(m *redlock.Mutex) target {
+	return target{name: m.Key(), takeMethod: "Lock", tryMethod: "TryLock",
+		take: func(ctx context.Context) (held, error) { return mutexHeld{m}, m.Lock(ctx) },
+		try:  func(ctx context.Context) (held, error) { return mutexHeld{m}, m.TryLock(ctx) }}
+}
+
+func semaphoreTarget(name string, s *redlock.Semaphore) target {
+	return target{name: name, takeMethod: "Acquire", tryMethod: "TryAcquire",
+		take: func(ctx context.Context) (held, error) { return s.Acquire(ctx) },
+		try:  func(ctx context.Context) (held, error) { return s.TryAcquire(ctx) }}
 }
 
 // record sends e, named after the worker, and learns the phase.
@@ -198,7 +244,7 @@ func (w *worker) run(ctx context.Context) error {
 
 // holding is a hold a worker has.
 type holding struct {
-	m     *redlock.Mutex
+	held  held
 	key   string
 	hold  string
 	fence int64
@@ -215,16 +261,16 @@ func errorText(err error) string {
 	return text
 }
 
-// acquire records the acquisition of m by m.Lock, or m.TryLock when try
-// is set, and, on success, the entry into the critical section. It
-// returns nil, nil when the lock was not acquired.
-func (w *worker) acquire(ctx context.Context, m *redlock.Mutex, timeout time.Duration, try bool) (*holding, error) {
-	lock, method := m.Lock, "Lock"
+// acquire records the acquisition of t, by Lock (or Acquire), or TryLock
+// (or TryAcquire) when try is set, and, on success, the entry into the
+// critical section. It returns nil, nil when the lock was not acquired.
+func (w *worker) acquire(ctx context.Context, t target, timeout time.Duration, try bool) (*holding, error) {
+	lock, method := t.take, t.takeMethod
 	if try {
-		lock, method = m.TryLock, "TryLock"
+		lock, method = t.try, t.tryMethod
 	}
 	w.holds++
-	h := &holding{m: m, key: m.Key(), hold: fmt.Sprintf("%s#%d", w.name, w.holds)}
+	h := &holding{key: t.name, hold: fmt.Sprintf("%s#%d", w.name, w.holds)}
 	short := w.nextContext()
 	err := w.record(safety.Event{Kind: safety.KindAcquireCall, Key: h.key, Hold: h.hold, At: safety.Now(), TTL: int64(w.config.TTL),
 		What: method, Context: short.String()})
@@ -232,7 +278,7 @@ func (w *worker) acquire(ctx context.Context, m *redlock.Mutex, timeout time.Dur
 		return nil, err
 	}
 	lockContext, end, release := short.start(ctx, timeout)
-	err = lock(lockContext)
+	acquired, err := lock(lockContext)
 	at := safety.Now()
 	if err != nil {
 		e := safety.Event{Kind: safety.KindAcquireFail, Key: h.key, Hold: h.hold, Err: errorText(err)}
@@ -243,9 +289,10 @@ func (w *worker) acquire(ctx context.Context, m *redlock.Mutex, timeout time.Dur
 		return nil, w.record(e)
 	}
 	release()
-	deadline := safety.Deadline(m.Until())
-	h.fence, h.done = m.Fence(), m.Done()
-	token := m.Token()
+	h.held, h.key = acquired, acquired.Key()
+	deadline := safety.Deadline(acquired.Until())
+	h.fence, h.done = acquired.Fence(), acquired.Done()
+	token := acquired.Token()
 	err = w.record(safety.Event{Kind: safety.KindAcquireOK, Key: h.key, Hold: h.hold, Token: token[:min(len(token), 8)],
 		Fence: h.fence, Deadline: deadline, At: at})
 	if err == nil {
@@ -299,7 +346,7 @@ func (w *worker) write(ctx context.Context, h *holding) (safety.Kind, error) {
 // context ended leaves the outcome unknown, and the hold lasts, for all
 // the history says, until its validity ends.
 func (w *worker) leave(ctx context.Context, h *holding) error {
-	validity := safety.Deadline(h.m.Until())
+	validity := safety.Deadline(h.held.Until())
 	err := w.record(safety.Event{Kind: safety.KindExit, Key: h.key, Hold: h.hold, Deadline: validity})
 	if err != nil {
 		return err
@@ -309,7 +356,7 @@ func (w *worker) leave(ctx context.Context, h *holding) error {
 		return err
 	}
 	unlockContext, end, release := short.start(context.WithoutCancel(ctx), 2*time.Second)
-	err = h.m.Unlock(unlockContext)
+	err = h.held.Release(unlockContext)
 	returned := safety.Now()
 	e := safety.Event{Kind: safety.KindReleaseOK, Key: h.key, Hold: h.hold}
 	ended := markContext(&e, unlockContext, end, returned, err)
@@ -340,9 +387,9 @@ func waitOrDone(done <-chan struct{}, d time.Duration) bool {
 
 // cycle is one hold: acquire, enter, read, work, write, exit, release.
 func (w *worker) cycle(ctx context.Context) error {
-	m := w.mutexes[w.config.Keys[w.rng.IntN(len(w.config.Keys))]]
+	t := w.targets[w.rng.IntN(len(w.targets))]
 	try := w.impatientNow() && w.rng.Float64() < tryChance
-	h, err := w.acquire(ctx, m, w.config.AcquireTimeout, try)
+	h, err := w.acquire(ctx, t, w.config.AcquireTimeout, try)
 	if err != nil {
 		return err
 	}
@@ -391,7 +438,7 @@ func (w *worker) cycle(ctx context.Context) error {
 		if _, err := w.write(ctx, h); err != nil {
 			return err
 		}
-		if w.config.Remote && !time.Now().Before(h.m.Until()) {
+		if w.config.Remote && !time.Now().Before(h.held.Until()) {
 			// The write came after the validity, as after a pause (phase
 			// B pauses last 1.2 TTL or more): the hold must be over, and
 			// Done closed, within a TTL.
@@ -423,16 +470,16 @@ func (w *worker) long(ctx context.Context, h *holding) (bool, error) {
 // extend calls Extend on h and records the call and its result.
 func (w *worker) extend(ctx context.Context, h *holding) error {
 	short := w.nextContext()
-	call := safety.Event{Kind: safety.KindExtendCall, Key: h.key, Hold: h.hold, Deadline: safety.Deadline(h.m.Until()), At: safety.Now(),
+	call := safety.Event{Kind: safety.KindExtendCall, Key: h.key, Hold: h.hold, Deadline: safety.Deadline(h.held.Until()), At: safety.Now(),
 		Context: short.String()}
 	if err := w.record(call); err != nil {
 		return err
 	}
 	extendContext, end, release := short.start(ctx, time.Second)
 	started := safety.Now()
-	err := h.m.Extend(extendContext)
+	err := h.held.Extend(extendContext)
 	at := safety.Now()
-	result := safety.Event{Kind: safety.KindExtendOK, Key: h.key, Hold: h.hold, At: at, Started: started, Deadline: safety.Deadline(h.m.Until())}
+	result := safety.Event{Kind: safety.KindExtendOK, Key: h.key, Hold: h.hold, At: at, Started: started, Deadline: safety.Deadline(h.held.Until())}
 	if err != nil {
 		result = safety.Event{Kind: safety.KindExtendFail, Key: h.key, Hold: h.hold, Err: errorText(err)}
 		markContext(&result, extendContext, end, at, err)
