@@ -194,18 +194,23 @@ func (m *Mutex) attemptFailed(ctx context.Context, number int, elapsed time.Dura
 }
 
 // newToken picks the token of the next hold: MutexOptions.Token when set,
-// otherwise a new random one.
+// otherwise a new random one, followed by a space and
+// MutexOptions.Metadata when set.
 func (m *Mutex) newToken() error {
 	a := &m.acquisition
 	if m.options.Token != "" {
 		a.tokenSize = copy(a.tokenBytes[:], m.options.Token)
-		return nil
+	} else {
+		var random [tokenLength]byte
+		if err := newToken(&random); err != nil {
+			return err
+		}
+		a.tokenSize = copy(a.tokenBytes[:], random[:])
 	}
-	var random [tokenLength]byte
-	if err := newToken(&random); err != nil {
-		return err
+	if metadata := m.options.Metadata; metadata != "" {
+		a.tokenBytes[a.tokenSize] = ' '
+		a.tokenSize += 1 + copy(a.tokenBytes[a.tokenSize+1:], metadata)
 	}
-	a.tokenSize = copy(a.tokenBytes[:], random[:])
 	return nil
 }
 

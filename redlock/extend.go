@@ -47,7 +47,7 @@ func (m *Mutex) extend(ctx context.Context, generation uint64) error {
 // token of the hold it extends.
 type extender struct {
 	mu       sync.Mutex // serializes Extend's callers; the renewer needs none
-	token    [maxTokenLength]byte
+	token    [maxValueLength]byte
 	round    *nodeRound
 	inFlight extension // the renewer's extension between send and gather
 	// scheduled counts the renewals scheduled for the Mutex's holds: the

@@ -84,7 +84,20 @@ func (h *hold) tokenOf(generation uint64) string {
 	if !h.heldLocked(generation) {
 		return ""
 	}
-	return string(h.token)
+	token, _ := splitValue(h.token)
+	return string(token)
+}
+
+// metadataOf returns the metadata of the hold of the given generation (or
+// the current one), or "" when it is not held or has none.
+func (h *hold) metadataOf(generation uint64) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.heldLocked(generation) {
+		return ""
+	}
+	_, metadata := splitValue(h.token)
+	return string(metadata)
 }
 
 // fenceOf returns the fence of the hold of the given generation (or the
@@ -138,11 +151,17 @@ func (m *Mutex) Until() time.Time {
 	return m.hold.untilOf(currentHold)
 }
 
-// Token returns the hold's token, the value of the lock keys, or "" when
-// the Mutex is not held. It can resume the hold in another process with
-// MutexOptions.Token.
+// Token returns the hold's token, the value of the lock keys (before the
+// metadata, with MutexOptions.Metadata), or "" when the Mutex is not held.
+// It can resume the hold in another process with MutexOptions.Token.
 func (m *Mutex) Token() string {
 	return m.hold.tokenOf(currentHold)
+}
+
+// Metadata returns the hold's MutexOptions.Metadata, as the nodes keep it
+// with the token, or "" when the Mutex is not held or has none.
+func (m *Mutex) Metadata() string {
+	return m.hold.metadataOf(currentHold)
 }
 
 // Fence returns the hold's fencing token, or 0 when the Mutex is not held

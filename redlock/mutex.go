@@ -56,14 +56,15 @@ type Mutex struct {
 // acquisition, and the token of the next hold.
 type acquisition struct {
 	round         *nodeRound
-	commit        *nodeRound // with Fencing: the round's command, its own tally
-	remainingTTLs []int64    // scratch of resume
-	tokenBytes    [maxTokenLength]byte
+	commit        *nodeRound           // with Fencing: the round's command, its own tally
+	remainingTTLs []int64              // scratch of resume
+	tokenBytes    [maxValueLength]byte // the token, and a space and the metadata with MutexOptions.Metadata
 	tokenSize     int
 }
 
-// token returns the token of the hold being acquired, or of the current
-// hold.
+// token returns the value of the lock keys of the hold being acquired, or
+// of the current hold: its token, and a space and the metadata with
+// MutexOptions.Metadata.
 func (a *acquisition) token() []byte { return a.tokenBytes[:a.tokenSize] }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {

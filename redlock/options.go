@@ -215,6 +215,14 @@ type MutexOptions struct {
 	// printable ASCII characters other than space.
 	Token string
 
+	// Metadata is stored with each hold on the nodes, after its token and a
+	// space: the lock keys' value is "TOKEN METADATA", so that whoever
+	// looks at a lock can tell who holds it and why (redlock status shows
+	// it; Mutex.Metadata returns it). At most 256 bytes of printable ASCII
+	// characters, spaces included. A resumption (Token) must give the
+	// same Metadata: together they are the keys' value.
+	Metadata string
+
 	// Keys are extra keys for a lock over several resources at once. A node
 	// votes for the lock only if it set every key, the Mutex's own key
 	// included. Keys must not be empty and must not repeat each other or
@@ -302,6 +310,9 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 	if o.Token != "" && !validToken(o.Token) {
 		// The token is not quoted: whoever knows it can release the lock.
 		return o, fmt.Errorf("%w: MutexOptions.Token of %d bytes is longer than maxTokenLength or holds a space or a character that is not printable ASCII", ErrInvalidOptions, len(o.Token))
+	}
+	if !validMetadata(o.Metadata) {
+		return o, fmt.Errorf("%w: MutexOptions.Metadata of %d bytes is longer than %d bytes or holds a character that is not printable ASCII", ErrInvalidOptions, len(o.Metadata), maxMetadataLength)
 	}
 	if o.Token != "" && o.Fencing {
 		// A resumed hold cannot learn the fence its first holder committed.

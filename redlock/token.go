@@ -15,6 +15,13 @@ const tokenLength = 2 * tokenRandomBytes
 // maxTokenLength is the longest token that MutexOptions.Token accepts.
 const maxTokenLength = 128
 
+// maxMetadataLength is the longest MutexOptions.Metadata accepted.
+const maxMetadataLength = 256
+
+// maxValueLength is the longest value of a lock key: a token, and with
+// metadata, a space and the metadata.
+const maxValueLength = maxTokenLength + 1 + maxMetadataLength
+
 const hexDigits = "0123456789abcdef"
 
 // newToken fills dst with a new token: 20 bytes from crypto/rand written as
@@ -49,4 +56,31 @@ func validToken(token string) bool {
 		}
 	}
 	return true
+}
+
+// validMetadata reports whether metadata can follow a token in a lock's
+// value: at most maxMetadataLength bytes, each a printable ASCII
+// character or a space.
+func validMetadata(metadata string) bool {
+	if len(metadata) > maxMetadataLength {
+		return false
+	}
+	for i := 0; i < len(metadata); i++ {
+		if metadata[i] < ' ' || metadata[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// splitValue returns the token and the metadata of a lock key's value:
+// what comes before its first space, and what comes after it. A token
+// holds no space.
+func splitValue(value []byte) (token, metadata []byte) {
+	for i, c := range value {
+		if c == ' ' {
+			return value[:i], value[i+1:]
+		}
+	}
+	return value, nil
 }

@@ -72,6 +72,14 @@ func TestStatusOnAKnownState(t *testing.T) {
 		assert.Regexp(t, `^`+servers[3].Addr()+`\s+yes\s+bbbbbbbb\s`, lines[4])
 		assert.Regexp(t, `^`+servers[4].Addr()+`\s+no\s+-\s+-\s+-$`, lines[5])
 	})
+	t.Run("held with metadata", func(t *testing.T) {
+		for i := range 3 {
+			require.Equal(t, "OK", servers[i].Do(t, "SET", "described", "eeeeeeee-fifth host-1 pid 42", "PX", "60000"))
+		}
+		result := invoke(t, variables, "status", "described")
+		assert.Equal(t, exitOK, result.status, result.stderr)
+		assert.Contains(t, result.stdout, `"described" is locked: token eeeeeeee… on 3 of 5 nodes (quorum 3), metadata "host-1 pid 42"`)
+	})
 	t.Run("free", func(t *testing.T) {
 		result := invoke(t, variables, "status", "free")
 		assert.Equal(t, exitFailed, result.status)

@@ -89,7 +89,11 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 	nodes := len(lock.Nodes)
 	switch {
 	case lock.Locked():
-		fmt.Fprintf(env.stdout, "%q is locked: token %s… on %d of %d nodes (quorum %d)\n", key, lock.Holder, lock.Holders, nodes, lock.Need)
+		fmt.Fprintf(env.stdout, "%q is locked: token %s… on %d of %d nodes (quorum %d)", key, lock.Holder, lock.Holders, nodes, lock.Need)
+		if lock.Metadata != "" {
+			fmt.Fprintf(env.stdout, ", metadata %q", lock.Metadata)
+		}
+		fmt.Fprintln(env.stdout)
 		return exitOK
 	case lock.Answered < lock.Need:
 		fmt.Fprintf(env.stdout, "unknown: only %d of %d nodes answered, and a quorum is %d\n", lock.Answered, nodes, lock.Need)

@@ -132,8 +132,9 @@ func TestStatusFollowsAMutex(t *testing.T) {
 	status, err = inspector.Status(ctx, "jobs:nightly")
 	require.NoError(t, err)
 	assert.False(t, status.Locked())
-	assert.Zero(t, status.Holders)
-	assert.Empty(t, status.Holder)
+	// Unlock returns once a quorum confirmed: the release of the other
+	// nodes may still be on its way.
+	assert.Less(t, status.Holders, status.Need)
 }
 
 func TestScanListsKeysAndLeaks(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
@@ -31,6 +32,9 @@ type LockStatus struct {
 	// when no node holds the key; Holders is the number of those nodes.
 	Holder  string
 	Holders int
+	// Metadata is the redlock.MutexOptions.Metadata of the hold that the
+	// most nodes hold, or "".
+	Metadata string
 }
 
 // Locked reports whether a quorum of nodes holds one token for the key:
@@ -48,6 +52,9 @@ type NodeLock struct {
 	// TokenPrefix is the first TokenPrefixLength characters of the key's
 	// value, when held.
 	TokenPrefix string
+	// Metadata is the redlock.MutexOptions.Metadata stored with the
+	// token, when held: what follows the first space of the key's value.
+	Metadata string
 	// TTL is the key's remaining time to live, when held and Persistent is
 	// not set.
 	TTL time.Duration
@@ -120,7 +127,8 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 		}
 		token := string(value.Str)
 		node.Held = true
-		node.TokenPrefix = token[:min(len(token), TokenPrefixLength)]
+		holder, metadata, _ := strings.Cut(token, " ") // a token holds no space (see redlock.MutexOptions.Metadata)
+		node.TokenPrefix, node.Metadata = holder[:min(len(holder), TokenPrefixLength)], metadata
 		if ttl.Int == -1 {
 			node.Persistent = true
 		} else {
@@ -131,7 +139,7 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 	}
 	for n, token := range full {
 		if token != "" && tokens[token] > status.Holders {
-			status.Holder, status.Holders = status.Nodes[n].TokenPrefix, tokens[token]
+			status.Holder, status.Holders, status.Metadata = status.Nodes[n].TokenPrefix, tokens[token], status.Nodes[n].Metadata
 		}
 	}
 	return status, nil
