@@ -144,3 +144,32 @@ func TestSemaphoreCycleDoesNotAllocate(t *testing.T) {
 	}
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 }
+
+// TestRWMutexCyclesDoNotAllocate pins the zero-allocation claim of a
+// read/write lock's uncontended cycles: RLock+RUnlock and Lock+Unlock.
+func TestRWMutexCyclesDoNotAllocate(t *testing.T) {
+	redistest.RequireReal(t) // an in-process server's allocations would count too
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
+	ctx := context.Background()
+	rw := client.NewRWMutex("allocs:rw", MutexOptions{})
+	read := func() {
+		if err := rw.RLock(ctx); err != nil {
+			panic(err)
+		}
+		if err := rw.RUnlock(ctx); err != nil {
+			panic(err)
+		}
+	}
+	write := func() {
+		if err := rw.Lock(ctx); err != nil {
+			panic(err)
+		}
+		if err := rw.Unlock(ctx); err != nil {
+			panic(err)
+		}
+	}
+	read()
+	write()
+	assert.Zero(t, testing.AllocsPerRun(100, read), "RLock+RUnlock")
+	assert.Zero(t, testing.AllocsPerRun(100, write), "Lock+Unlock")
+}

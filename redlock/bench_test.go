@@ -155,3 +155,45 @@ func BenchmarkSemaphoreCycle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRWMutexCycle measures the uncontended cycles of a read/write
+// lock, RLock+RUnlock and Lock+Unlock, against a Mutex's Lock+Unlock on
+// the same nodes: one round each way, with scripts for both.
+func BenchmarkRWMutexCycle(b *testing.B) {
+	for _, n := range []int{1, 3, 5} {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			client := startCluster(b, n, redistest.Options{}).client(b, Options{})
+			ctx := context.Background()
+			rw := client.NewRWMutex("bench:rw", MutexOptions{})
+			b.Run("read", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := rw.RLock(ctx); err != nil {
+						b.Fatal(err)
+					}
+					if err := rw.RUnlock(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("write", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := rw.Lock(ctx); err != nil {
+						b.Fatal(err)
+					}
+					if err := rw.Unlock(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("mutex", func(b *testing.B) {
+				b.ReportAllocs()
+				m := client.NewMutex("bench:rw:mutex", MutexOptions{})
+				for b.Loop() {
+					lockUnlock(m, ctx)
+				}
+			})
+		})
+	}
+}

@@ -13,7 +13,8 @@ import (
 
 // allScripts are loaded by every connection when it connects: the
 // scripts of the protocol table sent by their SHA1.
-var allScripts = []*mux.Script{acquireWaitingLua, acquireMultiLua, acquireFencedLua, commitFenceLua, extendLua, checkLua}
+var allScripts = []*mux.Script{acquireWaitingLua, acquireMultiLua, acquireFencedLua, commitFenceLua, extendLua, checkLua,
+	acquireWriteLua, acquireReadLua, extendReadLua, checkReadLua}
 
 // Client holds the connections to N independent Redis masters and makes
 // Mutexes that lock across them.

@@ -1,12 +1,13 @@
 // Package redlock implements distributed locks on Redis: the single-instance
 // lock and Redlock over N independent masters, with automatic renewal,
 // waiting without polling, opt-in fencing tokens, locks over several keys,
-// the resumption of a hold by its token, and semaphores.
+// the resumption of a hold by its token, semaphores and read/write locks.
 //
 // A Client talks to the nodes; a Mutex, made by Client.NewMutex, locks one
 // resource (or several, see MutexOptions.Keys), and a Semaphore, made by
-// Client.NewSemaphore, admits a bounded number of holders (see Semaphore
-// for its safety argument):
+// Client.NewSemaphore, admits a bounded number of holders, and an RWMutex,
+// made by Client.NewRWMutex, many readers or one writer (see each type for
+// its safety argument):
 //
 //	c, err := redlock.New([]string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}, redlock.Options{})
 //	if err != nil { … }

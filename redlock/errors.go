@@ -64,6 +64,14 @@ var (
 	// held.
 	ErrNotHeld = errors.New("redlock: mutex not held")
 
+	// ErrWouldDeadlock is returned by an RWMutex's Lock and TryLock while
+	// its own read hold is held, and by its RLock and TryRLock while its
+	// own write hold is held: the RWMutex's own hold would refuse the call
+	// until it ends. A read hold is not upgraded (two readers upgrading at
+	// once would each wait for the other to leave): RUnlock, then Lock. A
+	// write hold turns into a read hold with Downgrade.
+	ErrWouldDeadlock = errors.New("redlock: the read/write lock's own hold would refuse this call")
+
 	// errHeldLocally is returned by TryLock while another goroutine of
 	// this process holds the Mutex or is acquiring it.
 	errHeldLocally = fmt.Errorf("%w: held by another goroutine of this process", ErrNotAcquired)

@@ -76,6 +76,25 @@ func (h *hold) untilOf(generation uint64) time.Time {
 	return h.until
 }
 
+// isHeld reports whether a hold is held.
+func (h *hold) isHeld() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.held
+}
+
+// valueOf returns a copy of the lock keys' value of the hold of the given
+// generation (or the current one): its token and metadata; nil when it is
+// not held.
+func (h *hold) valueOf(generation uint64) []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.heldLocked(generation) {
+		return nil
+	}
+	return append([]byte(nil), h.token...)
+}
+
 // tokenOf returns the token of the hold of the given generation (or the
 // current one), or "" when it is not held.
 func (h *hold) tokenOf(generation uint64) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Mutex is a lock on one resource (or several, with MutexOptions.Keys)
@@ -30,8 +31,12 @@ type Mutex struct {
 	key       string
 	keys      []string // key, then MutexOptions.Keys
 	fenceKeys []string // the keys of the keys' fencing counters, with Fencing
-	options   MutexOptions
-	err       error // why the options are not valid, or nil
+	// kind is what the holds are: plain, or a read/write lock's writer or
+	// reader, whose acquisitions also check its guards (see RWMutex).
+	kind    lockKind
+	guards  []string
+	options MutexOptions
+	err     error // why the options are not valid, or nil
 
 	// turn holds one token while a goroutine of this process holds the
 	// Mutex or is acquiring it.
@@ -60,6 +65,11 @@ type acquisition struct {
 	remainingTTLs []int64              // scratch of resume
 	tokenBytes    [maxValueLength]byte // the token, and a space and the metadata with MutexOptions.Metadata
 	tokenSize     int
+	// extra is the argument that follows the number in an acquisition of
+	// a read/write lock's hold: for a writer, the TTL of its waiting
+	// marker; for a reader, the token of the write hold it downgrades
+	// (RWMutex.Downgrade), nil otherwise.
+	extra []byte
 }
 
 // token returns the value of the lock keys of the hold being acquired, or
@@ -149,6 +159,13 @@ func (m *Mutex) tryLock(ctx context.Context) (uint64, error) {
 		return 0, errHeldLocally
 	}
 	elapsed, generation, err := m.attempt(ctx, 1)
+	return m.tried(elapsed, generation, err)
+}
+
+// tried ends one attempt made with the turn, for tryLock: the hold won
+// when it is still valid, otherwise the attempt's error, the turn given
+// back.
+func (m *Mutex) tried(elapsed time.Duration, generation uint64, err error) (uint64, error) {
 	if err == nil {
 		if m.validAtReturn(generation) {
 			return generation, nil // nothing runs between the check and the return

@@ -37,7 +37,50 @@ const (
 	nodeRepair
 	// nodeCheck tells whether the keys hold the token, to resume a hold.
 	nodeCheck
+
+	// The commands of a read/write lock's holds that differ from a plain
+	// hold's (see RWMutex and commandsOf): the writer's acquisition, with
+	// and without fencing, and the reader's every command.
+	nodeAcquireWrite
+	nodeAcquireWriteFenced
+	nodeAcquireRead
+	nodeReleaseRead
+	nodeQuietReleaseRead
+	nodeExtendRead
+	nodeRepairRead
+	nodeCheckRead
+
+	// nodeOperations counts the commands.
+	nodeOperations
 )
+
+// lockKind is what a Mutex's holds are: a plain lock, or a read/write
+// lock's writer or reader (see RWMutex).
+type lockKind uint8
+
+const (
+	kindPlain lockKind = iota
+	kindWrite
+	kindRead
+)
+
+// commandsOf maps, for each kind, the command a plain hold uses for a step
+// (acquire, release, extend…) to the one the kind uses. Every operation
+// names the plain command, and Mutex.start maps it.
+var commandsOf = func() [3][nodeOperations]nodeOperation {
+	var table [3][nodeOperations]nodeOperation
+	for kind := range table {
+		for command := range nodeOperations {
+			table[kind][command] = command
+		}
+	}
+	write, read := &table[kindWrite], &table[kindRead]
+	write[nodeAcquire], write[nodeAcquireWaiting], write[nodeAcquireFenced] = nodeAcquireWrite, nodeAcquireWrite, nodeAcquireWriteFenced
+	read[nodeAcquire], read[nodeAcquireWaiting] = nodeAcquireRead, nodeAcquireRead
+	read[nodeRelease], read[nodeQuietRelease] = nodeReleaseRead, nodeQuietReleaseRead
+	read[nodeExtend], read[nodeRepair], read[nodeCheck] = nodeExtendRead, nodeRepairRead, nodeCheckRead
+	return table
+}()
 
 // argumentKind is what follows the token in a command.
 type argumentKind uint8
@@ -65,6 +108,13 @@ type nodeCommand struct {
 	fenced bool
 	// argument is what follows the token.
 	argument argumentKind
+	// guarded puts the Mutex's guard keys after its keys (and counters):
+	// the keys of a read/write lock that its acquisition checks but does
+	// not hold (see RWMutex).
+	guarded bool
+	// extra puts the acquisition's extra argument after the number, when
+	// there is one (see acquisition.extra).
+	extra bool
 	// read tells what a reply that is not an error means for a command
 	// over keys lock keys: the node's outcome and the number it carries:
 	// the counter of a fenced acquisition, the remaining TTL of a check,
@@ -86,6 +136,15 @@ var protocol = [...]nodeCommand{
 	nodeExtend:         {operation: OperationExtend, script: extendLua, argument: argumentNumber, read: readExtend},
 	nodeRepair:         {operation: OperationExtend, script: repairLua, eval: true, argument: argumentNumber, read: readRepair},
 	nodeCheck:          {operation: OperationResume, script: checkLua, read: readCheck},
+
+	nodeAcquireWrite:       {operation: OperationLock, script: acquireWriteLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeAcquireWriteFenced: {operation: OperationLock, script: acquireWriteLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeAcquireRead:        {operation: OperationLock, script: acquireReadLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeReleaseRead:        {operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
+	nodeQuietReleaseRead:   {operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, read: readRelease},
+	nodeExtendRead:         {operation: OperationExtend, script: extendReadLua, argument: argumentNumber, read: readExtend},
+	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, eval: true, guarded: true, argument: argumentNumber, read: readRepair},
+	nodeCheckRead:          {operation: OperationResume, script: checkReadLua, read: readCheck},
 }
 
 // The scripts of the protocol, each sent by its SHA1 (EVALSHA) unless its
@@ -99,6 +158,12 @@ var (
 	extendLua         = newScript(extendScript)
 	repairLua         = newScript(repairScript)
 	checkLua          = newScript(checkScript)
+	acquireWriteLua   = newScript(decimal.Lua + acquireWriteScript)
+	acquireReadLua    = newScript(acquireReadScript)
+	releaseReadLua    = newScript(releaseReadScript)
+	extendReadLua     = newScript(extendReadScript)
+	repairReadLua     = newScript(repairReadScript)
+	checkReadLua      = newScript(checkReadScript)
 )
 
 // readAcquire reads an acquisition: OK; or nil, from SET NX, for a key

@@ -29,22 +29,31 @@ func (m *Mutex) newNodeRound() *nodeRound {
 	return r
 }
 
-// start writes command, with the Mutex's keys, the token and what its
-// row of the protocol table says follows the token (number, or identity
-// when it is not nil), for every node, and makes the tally ready to count
+// start writes command, as the Mutex's kind maps it (commandsOf), with
+// the Mutex's keys (and its guards, for a guarded row), the token and
+// what its row of the protocol table says follows the token (number, or
+// identity when it is not nil), for every node, and makes the tally ready to count
 // its replies. A release is carried (see releaseCarriedUntil). The nodes
 // skipped (mux.Round.Skip) before or after it stay skipped.
 func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number int64, identity []byte) {
+	command = commandsOf[m.kind][command]
 	row := &protocol[command]
 	r.command = command
 	keys := len(m.keys)
 	if row.fenced {
 		keys *= 2
 	}
+	if row.guarded {
+		keys += len(m.guards)
+	}
 	arguments := 1
 	switch {
 	case row.argument == argumentNumber, row.argument == argumentIdentity && identity != nil:
 		arguments = 2
+	}
+	extra := m.acquisition.extra
+	if row.extra && extra != nil {
+		arguments++
 	}
 	switch {
 	case row.script == nil:
@@ -68,12 +77,20 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 			r.round.AppendString(key)
 		}
 	}
+	if row.guarded {
+		for _, key := range m.guards {
+			r.round.AppendString(key)
+		}
+	}
 	r.round.AppendBulk(token)
 	switch {
 	case row.argument == argumentNumber:
 		r.round.AppendInt(number)
-	case arguments == 2:
+	case row.argument == argumentIdentity && identity != nil:
 		r.round.AppendBulk(identity)
+	}
+	if row.extra && extra != nil {
+		r.round.AppendBulk(extra)
 	}
 	if row.carried {
 		r.round.Carry(m.releaseCarriedUntil(), m.key)

@@ -10,8 +10,10 @@ import (
 // The Lua scripts run on the nodes. Each takes the lock keys as KEYS (the
 // Mutex's key first, then MutexOptions.Keys; the fencing scripts then the
 // keys' counters) and the token as ARGV[1]. They use only GET, SET, DEL,
-// PEXPIRE and PTTL on the keys they are given, so they are safe to
-// replicate and touch no undeclared key. None of them catches errors: a key
+// PEXPIRE and PTTL on the keys they are given (the scripts of a read/write
+// lock also EXISTS, TIME and the sorted-set commands ZADD, ZREM, ZSCORE,
+// ZRANGE and ZREMRANGEBYSCORE), so they are safe to replicate and touch no
+// undeclared key. None of them catches errors: a key
 // of the wrong type makes them fail with WRONGTYPE, which the caller
 // reports as ErrConfig. A fencing counter that is not a decimal integer
 // makes the fencing scripts answer an error reply with the code
@@ -90,6 +92,27 @@ var (
 	//
 	//go:embed scripts/watch.lua
 	watchScript string
+
+	// The scripts of a read/write lock (see RWMutex): the writer takes the
+	// writer's key only while no reader's entry is live, and leaves a
+	// waiting marker that keeps new readers off while readers remain;
+	// readers are entries of a sorted set scored by their expiry by the
+	// node's clock (TIME). The writer's hold is otherwise a plain hold:
+	// releaseScript, extendScript, checkScript, repairScript and the
+	// fence commit serve it.
+	//
+	//go:embed scripts/acquire_write.lua
+	acquireWriteScript string
+	//go:embed scripts/acquire_read.lua
+	acquireReadScript string
+	//go:embed scripts/release_read.lua
+	releaseReadScript string
+	//go:embed scripts/extend_read.lua
+	extendReadScript string
+	//go:embed scripts/check_read.lua
+	checkReadScript string
+	//go:embed scripts/repair_read.lua
+	repairReadScript string
 
 	// commitFenceScript raises every lock key's fencing counter (the keys
 	// after the lock keys) to the fence ARGV[2] if every lock key holds the

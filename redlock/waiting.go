@@ -301,7 +301,9 @@ func releaseHash(identity []byte) uint64 {
 // split vote), the first that has no attempt due yet gets the wake-up at
 // its next wait. A waiter that leaves without the lock passes the wake-up
 // on (see notifier.unregister); the others try again on their own after
-// the fallback delay.
+// the fallback delay. A read/write lock's waiting writer goes first, and
+// a reader picked wakes the other readers of the channel with it: readers
+// share the lock.
 //
 // A release of several keys is announced on each of their channels: when
 // a waiter picked for the same release (its hash, release) on another
@@ -316,10 +318,20 @@ func (n *notifier) wakeOne(channel string, waiters *channelWaiters, release uint
 		}
 	}
 	var picked *Mutex
+	// Writers first: a read/write lock's waiting writer is picked before
+	// its readers (see RWMutex).
 	for _, m := range waiters.mutexes {
-		if m.wait.listening.CompareAndSwap(true, false) {
+		if m.kind == kindWrite && m.wait.listening.CompareAndSwap(true, false) {
 			picked = m
 			break
+		}
+	}
+	for _, m := range waiters.mutexes {
+		if picked != nil {
+			break
+		}
+		if m.wait.listening.CompareAndSwap(true, false) {
+			picked = m
 		}
 	}
 	if picked == nil {
@@ -336,6 +348,15 @@ func (n *notifier) wakeOne(channel string, waiters *channelWaiters, release uint
 	picked.wait.releaseWakes.Add(1)
 	picked.wait.wokenOn, picked.wait.pickedFor = channel, release
 	picked.wake(causeLook)
+	if picked.kind == kindRead {
+		// Readers share the lock: every reader waiting on the channel may
+		// take it now.
+		for _, m := range waiters.mutexes {
+			if m != picked && m.kind == kindRead {
+				m.wake(causeLook)
+			}
+		}
+	}
 }
 
 // released wakes at once one waiter of this Client on each key that one of

@@ -65,9 +65,11 @@ func (w *watcher) init(c *Client) {
 }
 
 // watched reports whether the holds of m are watched: renewed holds, when
-// the nodes may speak RESP3.
+// the nodes may speak RESP3, but a read/write lock's readers.
 func (m *Mutex) watched() bool {
-	return m.options.AutoExtend && m.client.options.Protocol != ProtocolRESP2
+	// A reader's entry is a member of a sorted set, which the arming read
+	// cannot read: it is renewed on schedule.
+	return m.options.AutoExtend && m.client.options.Protocol != ProtocolRESP2 && m.kind != kindRead
 }
 
 // newWriteTag returns the tag of an own write of a watched hold. The

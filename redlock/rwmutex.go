@@ -1,0 +1,187 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// RWMutex is a read/write lock across the Client's nodes: any number of
+// readers at once, or one writer. Writers come first: a writer that waits
+// for the readers to leave keeps new readers off, so that readers cannot
+// starve it.
+//
+// Its holds are a Mutex's, with their validity, Done, renewal
+// (MutexOptions.AutoExtend) and their errors: Reader and Writer return the
+// Mutexes whose methods speak of the read hold and of the write hold. The
+// writer's holds get fences with MutexOptions.Fencing; the readers' do
+// not, since readers do not exclude each other.
+//
+// On each node, the writer's hold is the key NAME, as a Mutex's; the
+// readers are the entries of the sorted set NAME:readers, each scored by
+// its expiry by the node's own clock (TIME), never a client's, so that a
+// reader that crashed frees itself when its TTL ends; and a writer that
+// found live readers leaves the key NAME:writer-waiting, which refuses new
+// readers until a writer takes the lock, or until it lapses: it lasts
+// until the writer's next attempt (eight retry delays and two node
+// timeouts), so a writer that gave up, or a TryLock, keeps readers off
+// that long at most.
+//
+// Safety. A writer's script sets its key only while no reader's entry is
+// live on the node, and a reader's script adds its entry only while no
+// writer's key exists there; the scripts of one node run one at a time.
+// A hold counts only on a quorum of nodes, and any two quorums share a
+// node: a reader and a writer cannot both count that node, nor two
+// writers. The timing assumptions are the Mutex's (see the package
+// documentation, # Safety).
+//
+// A read hold is not upgraded: Lock while the RWMutex's own read hold is
+// held returns ErrWouldDeadlock (two readers upgrading at once would wait
+// for each other). A write hold turns into a read hold with Downgrade.
+// Like a Mutex, one RWMutex has one read hold or one write hold at a time;
+// goroutines that read together use an RWMutex each.
+type RWMutex struct {
+	reader, writer *Mutex
+}
+
+// The keys of a read/write lock named name, after the writer's, name.
+const (
+	readersKeySuffix = ":readers"
+	waitingKeySuffix = ":writer-waiting"
+)
+
+// NewRWMutex returns a read/write lock named name, whose holds have
+// options. Keys and Token must be empty: the lock is one resource, and a
+// read hold and a write hold cannot share a token. The RWMutex of invalid
+// options returns the error, matching ErrInvalidOptions, from every call.
+func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
+	writerKey, readersKey, waitingKey := name, name+readersKeySuffix, name+waitingKeySuffix
+	reading := options
+	reading.Fencing = false
+	rw := &RWMutex{writer: newMutex(c, writerKey, options), reader: newMutex(c, readersKey, reading)}
+	var err error
+	switch {
+	case len(options.Keys) > 0:
+		err = invalidOption("MutexOptions.Keys", options.Keys, "is not empty: a read/write lock is one resource")
+	case options.Token != "":
+		err = invalidOption("MutexOptions.Token", options.Token, "is set: a read hold and a write hold cannot share a token")
+	}
+	for _, m := range []*Mutex{rw.writer, rw.reader} {
+		if m.err == nil {
+			m.err = err
+		}
+	}
+	rw.writer.kind, rw.writer.guards = kindWrite, []string{readersKey, waitingKey}
+	if err == nil && rw.writer.err == nil {
+		// The marker lasts until the writer's next attempt: a waiting Lock
+		// sleeps at most notificationFallback retry delays, and its rounds
+		// at most a node timeout each.
+		o := &rw.writer.options
+		marker := notificationFallback*o.RetryDelayMax + 2*c.options.NodeTimeout
+		rw.writer.acquisition.extra = strconv.AppendInt(nil, max(marker, time.Millisecond).Milliseconds(), 10)
+	}
+	rw.reader.kind, rw.reader.guards = kindRead, []string{writerKey, waitingKey}
+	// A waiting writer is woken by the release of the writer's key or of
+	// a reader; a waiting reader by the writer's.
+	rw.writer.wait.channels = []string{releasedChannelPrefix + writerKey, releasedChannelPrefix + readersKey}
+	rw.reader.wait.channels = []string{releasedChannelPrefix + writerKey}
+	return rw
+}
+
+// Writer returns the Mutex of the write hold: its Lock, TryLock and Unlock
+// are the RWMutex's, and its Until, Done, Token, Fence and Extend speak of
+// the write hold.
+func (rw *RWMutex) Writer() *Mutex { return rw.writer }
+
+// Reader returns the Mutex of the read hold: its Lock, TryLock and Unlock
+// are the RWMutex's RLock, TryRLock and RUnlock, and its Until, Done,
+// Token and Extend speak of the read hold.
+func (rw *RWMutex) Reader() *Mutex { return rw.reader }
+
+// Lock takes the write lock, as Mutex.Lock takes a lock: it waits for the
+// writer that holds it and for the readers to leave. It returns
+// ErrWouldDeadlock while the RWMutex's own read hold is held.
+func (rw *RWMutex) Lock(ctx context.Context) error {
+	if err := rw.refuse(rw.reader); err != nil {
+		return err
+	}
+	return rw.writer.Lock(ctx)
+}
+
+// TryLock makes one attempt to take the write lock, as Mutex.TryLock does.
+// It returns ErrWouldDeadlock while the RWMutex's own read hold is held.
+func (rw *RWMutex) TryLock(ctx context.Context) error {
+	if err := rw.refuse(rw.reader); err != nil {
+		return err
+	}
+	return rw.writer.TryLock(ctx)
+}
+
+// Unlock releases the write lock, as Mutex.Unlock does.
+func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.writer.Unlock(ctx) }
+
+// RLock takes a read lock, as Mutex.Lock takes a lock: it waits while a
+// writer holds the lock or waits for it. It returns ErrWouldDeadlock
+// while the RWMutex's own write hold is held (see Downgrade).
+func (rw *RWMutex) RLock(ctx context.Context) error {
+	if err := rw.refuse(rw.writer); err != nil {
+		return err
+	}
+	return rw.reader.Lock(ctx)
+}
+
+// TryRLock makes one attempt to take a read lock, as Mutex.TryLock does.
+// It returns ErrWouldDeadlock while the RWMutex's own write hold is held.
+func (rw *RWMutex) TryRLock(ctx context.Context) error {
+	if err := rw.refuse(rw.writer); err != nil {
+		return err
+	}
+	return rw.reader.TryLock(ctx)
+}
+
+// RUnlock releases the read lock, as Mutex.Unlock does.
+func (rw *RWMutex) RUnlock(ctx context.Context) error { return rw.reader.Unlock(ctx) }
+
+// refuse returns ErrWouldDeadlock while own, the RWMutex's other hold,
+// is held.
+func (rw *RWMutex) refuse(own *Mutex) error {
+	if own.err != nil || !own.hold.isHeld() {
+		return nil
+	}
+	if own == rw.reader {
+		return fmt.Errorf("%w: the read hold of %q is not upgraded: RUnlock, then Lock", ErrWouldDeadlock, rw.writer.key)
+	}
+	return fmt.Errorf("%w: the write hold of %q refuses readers: Downgrade turns it into a read hold", ErrWouldDeadlock, rw.writer.key)
+}
+
+// Downgrade turns the write hold into a read hold: it takes a read hold,
+// which the RWMutex's own write hold does not refuse, then releases the
+// write hold. No other writer and no other reader gets in between: the
+// write hold refuses them until the read hold is taken. It fails, leaving
+// the write hold held, as TryRLock fails (the read hold was not taken on
+// a quorum), with ErrNotHeld when the write hold is not held, and with the
+// write hold's Unlock error once the read hold is taken.
+func (rw *RWMutex) Downgrade(ctx context.Context) error {
+	w, r := rw.writer, rw.reader
+	if w.err != nil {
+		return w.err
+	}
+	owner := w.hold.valueOf(currentHold)
+	if owner == nil {
+		return ErrNotHeld
+	}
+	select {
+	case r.turn <- struct{}{}:
+	default:
+		return errHeldLocally
+	}
+	// The owner is read by the attempt's rounds only, with the turn.
+	r.acquisition.extra = owner
+	elapsed, generation, err := r.attempt(ctx, 1)
+	r.acquisition.extra = nil
+	if _, err := r.tried(elapsed, generation, err); err != nil {
+		return err
+	}
+	return w.Unlock(ctx)
+}
