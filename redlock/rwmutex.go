@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // RWMutex is a read/write lock across the Client's nodes: any number of
@@ -45,10 +47,11 @@ type RWMutex struct {
 	reader, writer *Mutex
 }
 
-// The keys of a read/write lock named name, after the writer's, name.
+// The keys of a read/write lock named name, after the writer's, name,
+// which the inspect package shares.
 const (
-	readersKeySuffix = ":readers"
-	waitingKeySuffix = ":writer-waiting"
+	readersKeySuffix = naming.ReadersKeySuffix
+	waitingKeySuffix = naming.WaitingKeySuffix
 )
 
 // NewRWMutex returns a read/write lock named name, whose holds have

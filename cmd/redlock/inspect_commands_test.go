@@ -2,8 +2,10 @@ package main
 
 import (
 	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,6 +51,44 @@ func TestStatusShowsTheSemaphoresPermits(t *testing.T) {
 	full := invoke(t, variables, "status", "--semaphore", "3", "exports")
 	assert.Equal(t, exitOK, full.status, full.stdout)
 	assert.Contains(t, full.stdout, `"exports": 3 of 3 permits held`)
+}
+
+// status --rw shows a read/write lock's writer and its live readers per
+// node, and whether it is read, written or free.
+func TestStatusShowsAReadWriteLock(t *testing.T) {
+	servers, addresses := startNodes(t, 3, redistest.Options{})
+	variables := map[string]string{addressesVariable: addresses}
+	future := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+	past := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
+	for i, server := range servers {
+		server.Do(t, "ZADD", "catalog:readers", future, "aaaaaaaa-reader", past, "bbbbbbbb-expired")
+		if i < 1 {
+			server.Do(t, "ZADD", "catalog:readers", future, "cccccccc-minority")
+		}
+	}
+	read := invoke(t, variables, "status", "--rw", "catalog")
+	assert.Equal(t, exitOK, read.status, read.stderr)
+	lines := strings.Split(strings.TrimSpace(read.stdout), "\n")
+	require.Len(t, lines, 5, read.stdout)
+	assert.Regexp(t, `^NODE\s+WRITER\s+TOKEN\s+READERS$`, lines[0])
+	assert.Regexp(t, `^`+servers[0].Addr()+`\s+no\s+-\s+2$`, lines[1], "live entries only")
+	assert.Regexp(t, `^`+servers[1].Addr()+`\s+no\s+-\s+1$`, lines[2])
+	assert.Equal(t, `"catalog" is read: 1 read holds, each on a quorum of 2 nodes`, lines[4])
+
+	for _, server := range servers {
+		server.Do(t, "DEL", "catalog:readers")
+		server.Do(t, "SET", "catalog", "dddddddd-writer", "PX", "60000")
+	}
+	written := invoke(t, variables, "status", "--rw", "catalog")
+	assert.Equal(t, exitOK, written.status)
+	assert.Contains(t, written.stdout, `"catalog" is written: token dddddddd… on 3 of 3 nodes (quorum 2)`)
+
+	for _, server := range servers {
+		server.Do(t, "DEL", "catalog")
+	}
+	free := invoke(t, variables, "status", "--rw", "catalog")
+	assert.Equal(t, exitFailed, free.status)
+	assert.Contains(t, free.stdout, `"catalog" is free: nobody reads or writes it`)
 }
 
 func TestStatusOnAKnownState(t *testing.T) {

@@ -39,11 +39,14 @@ the command's status.
 
 With --semaphore N, redlock holds one of N permits of the semaphore KEY
 instead: at most N commands run at once under KEY, across every machine that
-gives KEY the same N.
+gives KEY the same N. With --read or --write, it holds a read hold or the
+write hold of the read/write lock KEY: commands run with --read run together,
+a command run with --write runs alone.
 
 The command finds in its environment:
   REDLOCK_KEY    the key on the nodes: KEY, or with --semaphore the key of
-                 the permit held, KEY:permit:SLOT
+                 the permit held, KEY:permit:SLOT, or with --read the sorted
+                 set of the readers, KEY:readers
   REDLOCK_TOKEN  the hold's token, the value of the lock key on the nodes
   REDLOCK_FENCE  with --fencing, the hold's fencing token: a number that grows
                  with every hold of KEY; give it to the resource with each
@@ -64,6 +67,10 @@ redlock run --wait 0 deploy:web -- make deploy || echo "status $?"
 
 # At most four exports at once, across the machines:
 redlock run --semaphore 4 exports -- ./export.sh
+
+# Many readers of the catalog at once, the import alone:
+redlock run --read catalog -- ./serve-from-catalog.sh
+redlock run --write catalog -- ./import-catalog.sh
 
 # Pass the fencing token to the resource:
 redlock run --fencing orders:1001 -- sh -c 'psql -c "UPDATE orders SET ..., fence = $REDLOCK_FENCE WHERE id = 1001 AND fence < $REDLOCK_FENCE"'`,
@@ -86,6 +93,8 @@ type runFlags struct {
 	fencing    bool
 	verbose    bool
 	semaphore  int
+	read       bool
+	write      bool
 }
 
 // hold is what run holds while the command runs: a Mutex's hold, or a
@@ -117,6 +126,8 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 	flags.BoolVar(&f.fencing, "fencing", false, "also take a fencing token and pass it in "+fenceVariable)
 	flags.BoolVar(&f.verbose, "verbose", false, "report the acquisition and the release on stderr")
 	flags.IntVar(&f.semaphore, "semaphore", 0, "hold one of `N` permits of the semaphore KEY instead of the lock KEY")
+	flags.BoolVar(&f.read, "read", false, "hold a read hold of the read/write lock KEY: readers run together")
+	flags.BoolVar(&f.write, "write", false, "hold the write hold of the read/write lock KEY: a writer runs alone")
 	if status, ok := parseFlags(env, flags, runHelp, args); !ok {
 		return status
 	}
@@ -133,6 +144,10 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, runHelp, "--max-hold %v is shorter than --ttl %v", f.maxHold, f.ttl)
 	case f.semaphore < 0 || f.semaphore > redlock.MaxSemaphoreLimit:
 		return usageError(env, runHelp, "--semaphore %d is not in [1, %d]", f.semaphore, redlock.MaxSemaphoreLimit)
+	case f.read && f.write, (f.read || f.write) && f.semaphore > 0:
+		return usageError(env, runHelp, "--read, --write and --semaphore exclude each other")
+	case f.read && f.fencing:
+		return usageError(env, runHelp, "--fencing takes a fence for a writer: readers do not exclude each other and get none")
 	}
 
 	// Catch the signals before anything else, so that none is lost between
@@ -150,12 +165,21 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 
 	options := redlock.MutexOptions{TTL: f.ttl, AutoExtend: true, MaxHold: f.maxHold, Fencing: f.fencing}
 	var take, try func(context.Context) (hold, error)
-	if f.semaphore > 0 {
+	switch {
+	case f.semaphore > 0:
 		semaphore := client.NewSemaphore(key, f.semaphore, options)
 		take = func(ctx context.Context) (hold, error) { return semaphore.Acquire(ctx) }
 		try = func(ctx context.Context) (hold, error) { return semaphore.TryAcquire(ctx) }
-	} else {
+	default:
+		// A Mutex, or the Mutex of a read/write lock's read or write hold.
 		m := client.NewMutex(key, options)
+		if f.read || f.write {
+			rw := client.NewRWMutex(key, options)
+			m = rw.Writer()
+			if f.read {
+				m = rw.Reader()
+			}
+		}
 		take = func(ctx context.Context) (hold, error) { return mutexHold{m}, m.Lock(ctx) }
 		try = func(ctx context.Context) (hold, error) { return mutexHold{m}, m.TryLock(ctx) }
 	}

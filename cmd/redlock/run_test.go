@@ -353,3 +353,41 @@ func TestChildEnvironment(t *testing.T) {
 	assert.Equal(t, []string{"PATH=/bin", "REDLOCK_ADDRS=a:1", "REDLOCK_KEY=k", "REDLOCK_TOKEN=t", "REDLOCK_FENCE=12"},
 		childEnvironment(parent, "k", "t", 12, true))
 }
+
+// Commands run with --read run together; a command run with --write runs
+// alone, neither with a reader nor with another writer.
+func TestRunReadersTogetherAndAWriterAlone(t *testing.T) {
+	_, addresses := startNodes(t, 3, redistest.Options{})
+	journal := filepath.Join(t.TempDir(), "journal")
+	script := `echo "start $MODE $$" >> "$JOURNAL"; sleep 0.05; echo "end $MODE $$" >> "$JOURNAL"`
+	var started []*process
+	for i := range 6 {
+		mode := "read"
+		if i%3 == 0 {
+			mode = "write"
+		}
+		started = append(started, startBinary(t, addresses, []string{"JOURNAL=" + journal, "MODE=" + mode},
+			"run", "--wait", "2m", "--"+mode, "catalog", "--", "sh", "-c", script))
+	}
+	for _, p := range started {
+		assert.Equal(t, exitOK, p.wait(t, 3*time.Minute), p.stderr.String())
+	}
+
+	lines := strings.Split(strings.TrimSpace(readFile(journal)), "\n")
+	require.Len(t, lines, 12, "every process ran its command once")
+	readers, writers := 0, 0
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		require.Len(t, fields, 3, line)
+		delta := 1
+		if fields[0] == "end" {
+			delta = -1
+		}
+		if fields[1] == "write" {
+			writers += delta
+		} else {
+			readers += delta
+		}
+		assert.False(t, writers > 1 || writers == 1 && readers > 0, "a writer ran with others: %v", lines)
+	}
+}

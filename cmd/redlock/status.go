@@ -21,18 +21,22 @@ the holder's token, the remaining TTL and the fencing counter, then whether a
 quorum of nodes holds the same token, that is whether somebody holds the
 lock. With --semaphore N, show instead each of the N permits of the
 semaphore KEY (see redlock run --semaphore): held, by which token, or free.
-It only reads.`,
+With --rw, show the read/write lock KEY (see redlock run --read): its writer,
+and the live readers on each node. It only reads.`,
 	examples: `redlock status --addrs 127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381 jobs:nightly
 
 # In a script: is anybody running the nightly job?
 if redlock status jobs:nightly >/dev/null; then echo busy; fi
 
 # How many of the four export permits are held?
-redlock status --semaphore 4 exports`,
+redlock status --semaphore 4 exports
+
+# Who reads or writes the catalog?
+redlock status --rw catalog`,
 	exits: `0    a quorum of nodes holds the key: it is locked (with --semaphore: every
      permit is held, so a new holder would wait)
 1    no quorum holds the key: it is free (or split between holders); with
-     --semaphore, a permit is free
+     --semaphore, a permit is free; with --rw, nobody reads or writes
 64   bad usage or configuration
 69   too few nodes answered to tell`,
 }
@@ -40,9 +44,11 @@ redlock status --semaphore 4 exports`,
 func statusCommand(ctx context.Context, env *environment, args []string) int {
 	var connection connectionFlags
 	var limit int
+	var readWrite bool
 	flags := newFlagSet(statusHelp)
 	connection.register(flags, false)
 	flags.IntVar(&limit, "semaphore", 0, "show the `N` permits of the semaphore KEY instead of the lock KEY")
+	flags.BoolVar(&readWrite, "rw", false, "show the read/write lock KEY: its writer and its readers")
 	if status, ok := parseFlags(env, flags, statusHelp, args); !ok {
 		return status
 	}
@@ -50,8 +56,11 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, statusHelp, "expected one KEY, got %d arguments", flags.NArg())
 	}
 	key := flags.Arg(0)
-	if limit < 0 || limit > redlock.MaxSemaphoreLimit {
+	switch {
+	case limit < 0 || limit > redlock.MaxSemaphoreLimit:
 		return usageError(env, statusHelp, "--semaphore %d is not in [1, %d]", limit, redlock.MaxSemaphoreLimit)
+	case limit > 0 && readWrite:
+		return usageError(env, statusHelp, "--semaphore and --rw exclude each other")
 	}
 	inspector, status := connection.inspector(env, statusHelp)
 	if inspector == nil {
@@ -61,8 +70,11 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
-	if limit > 0 {
+	switch {
+	case limit > 0:
 		return semaphoreStatus(ctx, env, inspector, key, limit)
+	case readWrite:
+		return readWriteStatus(ctx, env, inspector, key)
 	}
 	lock, err := inspector.Status(ctx, key)
 	if err != nil {
@@ -146,5 +158,46 @@ func semaphoreStatus(ctx context.Context, env *environment, inspector *inspect.I
 	case unknown:
 		return exitUnavailable
 	}
+	return exitFailed
+}
+
+// readWriteStatus shows the read/write lock name: on each node its writer
+// and its live readers, then who holds it.
+func readWriteStatus(ctx context.Context, env *environment, inspector *inspect.Inspector, name string) int {
+	status, err := inspector.RWStatus(ctx, name)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "redlock status: %v\n", err)
+		return statusOf(err)
+	}
+	table := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(table, "NODE\tWRITER\tTOKEN\tREADERS")
+	for n, node := range status.Writer.Nodes {
+		readers := fmt.Sprint(status.Readers[n])
+		if status.Readers[n] < 0 {
+			readers = fmt.Sprintf("? (%v)", status.ReaderErrs[n])
+		}
+		switch {
+		case node.Err != nil:
+			fmt.Fprintf(table, "%s\t?\t\t%s\terror: %v\n", node.Address, readers, node.Err)
+		case node.Held:
+			fmt.Fprintf(table, "%s\tyes\t%s\t%s\n", node.Address, node.TokenPrefix, readers)
+		default:
+			fmt.Fprintf(table, "%s\tno\t-\t%s\n", node.Address, readers)
+		}
+	}
+	table.Flush()
+	writer := status.Writer
+	switch {
+	case writer.Locked():
+		fmt.Fprintf(env.stdout, "%q is written: token %s… on %d of %d nodes (quorum %d)\n", name, writer.Holder, writer.Holders, len(writer.Nodes), writer.Need)
+		return exitOK
+	case status.ReadHolds > 0:
+		fmt.Fprintf(env.stdout, "%q is read: %d read holds, each on a quorum of %d nodes\n", name, status.ReadHolds, writer.Need)
+		return exitOK
+	case writer.Answered < writer.Need:
+		fmt.Fprintf(env.stdout, "unknown: only %d of %d nodes answered, and a quorum is %d\n", writer.Answered, len(writer.Nodes), writer.Need)
+		return exitUnavailable
+	}
+	fmt.Fprintf(env.stdout, "%q is free: nobody reads or writes it\n", name)
 	return exitFailed
 }

@@ -14,6 +14,14 @@ func PermitKey(name string, slot int) string {
 	return name + ":permit:" + strconv.Itoa(slot)
 }
 
+// ReadersKeySuffix and WaitingKeySuffix follow the name of a read/write
+// lock in the keys of its readers' sorted set and of its waiting marker;
+// the writer's key is the name itself.
+const (
+	ReadersKeySuffix = ":readers"
+	WaitingKeySuffix = ":writer-waiting"
+)
+
 // ReleasedChannelPrefix starts the pub/sub channel on which the release
 // script announces that a key is free; the key follows it.
 const ReleasedChannelPrefix = "lockmux:released:"
