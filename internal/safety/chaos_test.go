@@ -45,8 +45,9 @@ func runSeed(t *testing.T) uint64 {
 type profile struct {
 	ttl                   time.Duration
 	keys                  int
-	semaphoreLimit        int // the permits of the semaphore the workers hold too; 0 for none
-	localClients          int // in-process clients, each with its own proxies
+	semaphoreLimit        int  // the permits of the semaphore the workers hold too; 0 for none
+	readWrite             bool // the workers also read and write a read/write lock
+	localClients          int  // in-process clients, each with its own proxies
 	localGoroutines       int
 	processes             int // worker processes (phase B pauses them)
 	processGoroutines     int
@@ -71,8 +72,12 @@ type runFigures struct {
 	duration                  time.Duration
 }
 
-// chaosSemaphore is the name of the semaphore of a chaos run.
-const chaosSemaphore = "lock:semaphore"
+// chaosSemaphore and chaosReadWrite are the names of the semaphore and
+// of the read/write lock of a chaos run.
+const (
+	chaosSemaphore = "lock:semaphore"
+	chaosReadWrite = "lock:rw"
+)
 
 // runChaos runs the chaos workload with profile p and checks its history.
 func runChaos(t *testing.T, p profile) runFigures {
@@ -106,7 +111,11 @@ func runChaos(t *testing.T, p profile) runFigures {
 	for slot := range p.semaphoreLimit {
 		permits = append(permits, fmt.Sprintf("%s:permit:%d", chaosSemaphore, slot))
 	}
-	base := workerConfig{Keys: keys, Semaphore: chaosSemaphore, SemaphoreLimit: p.semaphoreLimit,
+	readWrite := ""
+	if p.readWrite {
+		readWrite = chaosReadWrite
+	}
+	base := workerConfig{Keys: keys, Semaphore: chaosSemaphore, SemaphoreLimit: p.semaphoreLimit, ReadWrite: readWrite,
 		Resource: c.resource.Addr(), TTL: p.ttl, NodeTimeout: 50 * time.Millisecond,
 		RetryMin: 10 * time.Millisecond, RetryMax: 60 * time.Millisecond, AcquireTimeout: 2 * p.ttl,
 		LongChance: p.longChance, Socket: filepath.Join(socketDir, "recorder.sock"), Lifetime: 10 * time.Minute}
@@ -241,8 +250,9 @@ func runChaos(t *testing.T, p profile) runFigures {
 		// costs a false finding; 10 ms is still a fifth of the drift
 		// canary's error.
 		Tolerance:    10 * time.Millisecond,
-		Resource:     c.resourceLog(t, slices.Concat(keys, permits, []string{"lock:canary"})),
+		Resource:     c.resourceLog(t, slices.Concat(keys, permits, []string{chaosReadWrite, "lock:canary"})),
 		Semaphores:   map[string]int{chaosSemaphore: p.semaphoreLimit},
+		ReadWrite:    map[string]bool{chaosReadWrite: p.readWrite},
 		LivenessKeys: keys, LivenessFrom: phaseAStart, LivenessTo: max(phaseAEnd, phaseBEnd),
 		ProbeLimit: 2*p.ttl + base.RetryMax,
 	})
@@ -292,15 +302,26 @@ func runChaos(t *testing.T, p profile) runFigures {
 		assert.Equal(t, kit.runs, len(report.CanaryViolations), "canaries run and checked")
 	}
 
-	// The semaphore's permits were held, and C7 counted them.
-	permitHolds := 0
+	// The semaphore's permits and the read/write lock were held, and C7
+	// and C1 counted them.
+	permitHolds, readHolds, writeHolds := 0, 0, 0
 	for _, e := range history {
-		if e.Kind == safety.KindAcquireOK && strings.HasPrefix(e.Key, chaosSemaphore+":permit:") {
+		switch {
+		case e.Kind != safety.KindAcquireOK:
+		case strings.HasPrefix(e.Key, chaosSemaphore+":permit:"):
 			permitHolds++
+		case e.Key == chaosReadWrite+safety.ReadersKeySuffix:
+			readHolds++
+		case e.Key == chaosReadWrite:
+			writeHolds++
 		}
 	}
 	if p.semaphoreLimit > 0 {
 		assert.Positive(t, permitHolds, "no permit of the semaphore was held")
+	}
+	if p.readWrite {
+		assert.Positive(t, readHolds, "no read hold of the read/write lock")
+		assert.Positive(t, writeHolds, "no write hold of the read/write lock")
 	}
 
 	// Callers with short contexts: both kinds of context error seen, and
@@ -336,8 +357,8 @@ func runChaos(t *testing.T, p profile) runFigures {
 	figures := runFigures{seed: seed, holds: report.Holds, faults: n.faults + kit.runsOrZero(),
 		canaryViolations: canaryViolations, staleWrites: staleWrites,
 		shortCalls: short.calls, contextErrors: short.deadline + short.canceled, duration: time.Since(started)}
-	summary := fmt.Sprintf("chaos run: seed %d, holds %d (%d of them permits of a semaphore of %d), faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, calls with short contexts %d, of which ended with a context error %d, duration %v",
-		figures.seed, figures.holds, permitHolds, p.semaphoreLimit, figures.faults, faultCounts(n.counts, kit), figures.canaryViolations, figures.staleWrites,
+	summary := fmt.Sprintf("chaos run: seed %d, holds %d (%d of them permits of a semaphore of %d, %d read and %d write holds of a read/write lock), faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, calls with short contexts %d, of which ended with a context error %d, duration %v",
+		figures.seed, figures.holds, permitHolds, p.semaphoreLimit, readHolds, writeHolds, figures.faults, faultCounts(n.counts, kit), figures.canaryViolations, figures.staleWrites,
 		len(report.Stale), report.WritesRejected, figures.shortCalls, figures.contextErrors, figures.duration.Round(time.Second))
 	t.Log(summary)
 	for _, f := range report.Fences {
@@ -425,7 +446,7 @@ func dumpOnFailure(t *testing.T, seed uint64, rec *safety.Recorder, c *cluster) 
 // all eight of its list: F24 comes first, so that a SCRIPT FLUSH meets the
 // callers with short contexts in every run.
 func smokeProfile() profile {
-	p := profile{ttl: time.Second, keys: 2, semaphoreLimit: 2, localClients: 4, localGoroutines: 2, longChance: 0.02, impatient: 1,
+	p := profile{ttl: time.Second, keys: 2, semaphoreLimit: 2, readWrite: true, localClients: 4, localGoroutines: 2, longChance: 0.02, impatient: 1,
 		warmup: 2 * time.Second, phaseA: 12 * time.Second, faults: smokeFaults, firstFaults: []fault{scriptFlush},
 		latencyLimit: 100 * time.Millisecond}
 	if raceEnabled {

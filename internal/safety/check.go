@@ -73,6 +73,10 @@ type Options struct {
 	// Semaphores are the limits of the semaphores whose permits the
 	// workers hold, by name (C7): the holds of the keys NAME:permit:SLOT.
 	Semaphores map[string]int
+	// ReadWrite names the read/write locks whose readers hold the key
+	// NAME:readers (see ReadersKeySuffix): C1 lets them overlap each other,
+	// never a writer of NAME.
+	ReadWrite map[string]bool
 }
 
 // Finding is one thing a check found.
@@ -183,7 +187,7 @@ func Check(history []Event, options Options) *Report {
 	for _, c := range ix.canaries {
 		report.CanaryViolations[c.name] += 0
 	}
-	checkExclusion(history, ix, report)
+	checkExclusion(history, ix, options, report)
 	checkFences(history, ix, report)
 	checkResource(history, ix, options, report)
 	checkTruth(ix, options, report)

@@ -436,3 +436,48 @@ func TestSemaphores(t *testing.T) {
 	stale.hold("sem:permit:2", "w3.g0#1", 1, 0, 30, 40, 1000)
 	assert.Empty(t, stale.check(options).Semaphores, "a hold past its validity does not count")
 }
+
+// A permit's acquisition is called on its semaphore and returns on the
+// permit's key: C2 compares its fence with the fences of that key returned
+// before the call.
+func TestFencesOfPermits(t *testing.T) {
+	var b builder
+	b.add(0, safety.Event{Kind: safety.KindAcquireCall, Worker: "w1.g0", Key: "sem", Hold: "w1.g0#1"})
+	b.add(1, safety.Event{Kind: safety.KindAcquireOK, Worker: "w1.g0", Key: "sem:permit:0", Hold: "w1.g0#1", Fence: 5, Deadline: 1000 * ms})
+	b.add(10, safety.Event{Kind: safety.KindAcquireCall, Worker: "w2.g0", Key: "sem", Hold: "w2.g0#1"})
+	b.add(11, safety.Event{Kind: safety.KindAcquireOK, Worker: "w2.g0", Key: "sem:permit:0", Hold: "w2.g0#1", Fence: 3, Deadline: 1000 * ms})
+	b.add(12, safety.Event{Kind: safety.KindAcquireCall, Worker: "w3.g0", Key: "sem", Hold: "w3.g0#1"})
+	b.add(13, safety.Event{Kind: safety.KindAcquireOK, Worker: "w3.g0", Key: "sem:permit:1", Hold: "w3.g0#1", Fence: 1, Deadline: 1000 * ms})
+	report := b.check(safety.Options{})
+	require.Len(t, report.Fences, 1, "%v", report.Fences)
+	assert.Equal(t, "w2.g0#1", report.Fences[0].Hold)
+	assert.Contains(t, report.Fences[0].Text, "fence 3 is not above 5 of w1.g0#1")
+}
+
+// The readers of a read/write lock overlap each other freely; a writer
+// that overlaps a reader, or another writer, is a VIOLATION.
+func TestExclusionOfReadersAndWriters(t *testing.T) {
+	options := safety.Options{ReadWrite: map[string]bool{"rw": true}}
+	var readers builder
+	readers.hold("rw:readers", "w1.g0#1", 0, 0, 10, 50, 1000)
+	readers.hold("rw:readers", "w2.g0#1", 0, 0, 20, 60, 1000)
+	readers.hold("rw", "w3.g0#1", 1, 55, 70, 80, 1100) // after the readers left
+	assert.NoError(t, readers.check(options).Err())
+
+	var writerAmongReaders builder
+	writerAmongReaders.hold("rw:readers", "w1.g0#1", 0, 0, 10, 50, 1000)
+	writerAmongReaders.hold("rw", "w2.g0#1", 1, 0, 20, 30, 1000)
+	report := writerAmongReaders.check(options)
+	require.Len(t, report.Violations, 1)
+	assert.Contains(t, report.Violations[0].Text, "w2.g0#1 entered while w1.g0#1 was inside")
+
+	var readerUnderWriter builder
+	readerUnderWriter.hold("rw", "w1.g0#1", 1, 0, 10, 50, 1000)
+	readerUnderWriter.hold("rw:readers", "w2.g0#1", 0, 0, 20, 30, 1000)
+	require.Len(t, readerUnderWriter.check(options).Violations, 1)
+
+	var notDeclared builder // without ReadWrite, a key of readers is a key like any other
+	notDeclared.hold("rw:readers", "w1.g0#1", 0, 0, 10, 50, 1000)
+	notDeclared.hold("rw:readers", "w2.g0#1", 0, 0, 20, 60, 1000)
+	assert.Len(t, notDeclared.check(safety.Options{}).Violations, 1)
+}

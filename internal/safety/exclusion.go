@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -14,29 +15,47 @@ import (
 //
 // A STALE hold is expected when its holder was told of the loss, when its
 // process was paused, or within a canary; a VIOLATION only within a canary.
-func checkExclusion(history []Event, ix *historyIndex, report *Report) {
-	inside := make(map[string]map[string]*hold) // key → holds inside
+//
+// The readers of a read/write lock of Options.ReadWrite, whose holds are
+// on the key NAME:readers, share the lock NAME with each other: a reader
+// overlaps its writers, never another reader.
+func checkExclusion(history []Event, ix *historyIndex, options Options, report *Report) {
+	type insider struct {
+		hold    *hold
+		reading bool
+	}
+	inside := make(map[string]map[string]insider) // resource → holds inside
 	for _, e := range history {
+		resource, reading := e.Key, false
+		if name, found := strings.CutSuffix(e.Key, ReadersKeySuffix); found && options.ReadWrite[name] {
+			resource, reading = name, true
+		}
 		switch e.Kind {
 		case KindEnter:
 			b := ix.holds[e.Hold]
 			if b == nil {
 				continue
 			}
-			holders := inside[e.Key]
+			holders := inside[resource]
 			if holders == nil {
-				holders = make(map[string]*hold)
-				inside[e.Key] = holders
+				holders = make(map[string]insider)
+				inside[resource] = holders
 			}
 			for _, a := range holders {
-				classifyOverlap(ix, report, a, b, e.T)
+				if !(a.reading && reading) {
+					classifyOverlap(ix, report, a.hold, b, e.T)
+				}
 			}
-			holders[b.id] = b
+			holders[b.id] = insider{hold: b, reading: reading}
 		case KindExit:
-			delete(inside[e.Key], e.Hold)
+			delete(inside[resource], e.Hold)
 		}
 	}
 }
+
+// ReadersKeySuffix follows the name of a read/write lock in the key of its
+// readers' holds, as redlock names it.
+const ReadersKeySuffix = ":readers"
 
 // classifyOverlap records what it means that b entered at t while a was
 // inside.

@@ -1,6 +1,10 @@
 package safety
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
 // checkFences is C2: for two holds X and Y of one key, if X's acquisition
 // returned before Y's was called, X's fence is smaller; and no two holds
@@ -13,18 +17,27 @@ func checkFences(history []Event, ix *historyIndex, report *Report) {
 		hold  string
 		at    int64 // stamp of its KindAcquireOK
 	}
-	returned := make(map[string]newest)        // key → largest fence returned so far
-	atCall := make(map[string]newest)          // hold → returned[key] when it was called
+	// returned lists, per key, the largest fence returned so far after
+	// each acquisition that raised it, in stamp order. A hold's key is
+	// known once acquired (a semaphore's call names the semaphore, its
+	// acquisition the permit), so each acquisition looks up the largest
+	// fence of its key returned before its call.
+	returned := make(map[string][]newest)
+	calledAt := make(map[string]int64)         // hold → stamp of its KindAcquireCall
 	owners := make(map[string]map[int64]Event) // key → fence → its KindAcquireOK
 	for _, e := range history {
 		switch e.Kind {
 		case KindAcquireCall:
-			atCall[e.Hold] = returned[e.Key]
+			calledAt[e.Hold] = e.T
 		case KindAcquireOK:
 			if e.Fence == 0 {
 				continue
 			}
-			before := atCall[e.Hold]
+			var before newest
+			raised := returned[e.Key]
+			if i, _ := slices.BinarySearchFunc(raised, calledAt[e.Hold], func(n newest, t int64) int { return cmp.Compare(n.at, t) }); i > 0 {
+				before = raised[i-1]
+			}
 			if e.Fence <= before.fence {
 				report.Fences = append(report.Fences, fenceFinding(ix, e, before.hold, before.at,
 					fmt.Sprintf("fence %d is not above %d of %s, which returned before this acquisition was called", e.Fence, before.fence, before.hold)))
@@ -38,8 +51,8 @@ func checkFences(history []Event, ix *historyIndex, report *Report) {
 			} else {
 				owners[e.Key][e.Fence] = e
 			}
-			if e.Fence > returned[e.Key].fence {
-				returned[e.Key] = newest{fence: e.Fence, hold: e.Hold, at: e.T}
+			if len(raised) == 0 || e.Fence > raised[len(raised)-1].fence {
+				returned[e.Key] = append(raised, newest{fence: e.Fence, hold: e.Hold, at: e.T})
 			}
 		}
 	}

@@ -46,6 +46,9 @@ type workerConfig struct {
 	// more of the things they lock.
 	Semaphore      string
 	SemaphoreLimit int
+	// ReadWrite, when not empty, is the name of a read/write lock that
+	// the workers read and write too: a reader only reads the resource.
+	ReadWrite string
 	// Addresses are the lock nodes, through this process's proxies.
 	Addresses []string
 	Resource  string
@@ -164,6 +167,12 @@ func newWorker(config *workerConfig, name string, client *redlock.Client, resour
 	if config.Semaphore != "" && config.SemaphoreLimit > 0 {
 		w.targets = append(w.targets, semaphoreTarget(config.Semaphore, client.NewSemaphore(config.Semaphore, config.SemaphoreLimit, options)))
 	}
+	if config.ReadWrite != "" {
+		rw := client.NewRWMutex(config.ReadWrite, options)
+		reader := mutexTarget(rw.Reader())
+		reader.reading = true
+		w.targets = append(w.targets, mutexTarget(rw.Writer()), reader)
+	}
 	return w
 }
 
@@ -190,6 +199,9 @@ type target struct {
 	name                  string
 	take, try             func(context.Context) (held, error)
 	takeMethod, tryMethod string
+	// reading is set for a read/write lock's reader, which only reads the
+	// resource.
+	reading bool
 }
 
 func mutexTarget(m *redlock.Mutex) target {
@@ -250,6 +262,8 @@ type holding struct {
 	fence int64
 	done  <-chan struct{}
 	phase safety.Phase // when it entered
+	// reading is set for a read/write lock's read hold: it makes no write.
+	reading bool
 }
 
 // errorText shortens an error for the history.
@@ -270,7 +284,7 @@ func (w *worker) acquire(ctx context.Context, t target, timeout time.Duration, t
 		lock, method = t.try, t.tryMethod
 	}
 	w.holds++
-	h := &holding{key: t.name, hold: fmt.Sprintf("%s#%d", w.name, w.holds)}
+	h := &holding{key: t.name, hold: fmt.Sprintf("%s#%d", w.name, w.holds), reading: t.reading}
 	short := w.nextContext()
 	err := w.record(safety.Event{Kind: safety.KindAcquireCall, Key: h.key, Hold: h.hold, At: safety.Now(), TTL: int64(w.config.TTL),
 		What: method, Context: short.String()})
@@ -434,7 +448,7 @@ func (w *worker) cycle(ctx context.Context) error {
 		if err := w.record(safety.Event{Kind: safety.KindLost, Key: h.key, Hold: h.hold}); err != nil {
 			return err
 		}
-	} else {
+	} else if !h.reading {
 		if _, err := w.write(ctx, h); err != nil {
 			return err
 		}
