@@ -125,6 +125,11 @@ func (n *nemesis) eachLink(nodes []int, f func(*faultnet.Proxy)) {
 
 func (n *nemesis) killRestart() {
 	i := n.pick(1)[0]
+	// The node loads every command it logged since the last rewrite at the
+	// delay per command that F22 needs, and the writes of a long run alone
+	// can outlast the restart's wait: rewrite first, so that the restart
+	// loads the keys, not the log. What the node holds is the same.
+	n.rewriteAOF(i)
 	what := "F1 kill -9, restart at once with AOF"
 	n.begin(what, i)
 	n.cluster.nodes[i].Kill9()
