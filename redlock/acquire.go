@@ -16,9 +16,13 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 	c := m.client
 	tally := &m.acquisition.round.tally
 	reconnected, subscribed := false, false
+	inLine, acquired := false, false // a fair Mutex's place in line
 	defer func() {
 		if subscribed {
 			c.notifier.unregister(m, false)
+		}
+		if inLine && !acquired {
+			m.leaveLine(&m.wait.line) // the turn is still this goroutine's
 		}
 	}()
 	for attempt := 1; ; attempt++ {
@@ -35,6 +39,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 				subscribed = false
 			}
 			if m.validAtReturn(generation) {
+				acquired = true
 				return nil // nothing runs between the check and the return
 			}
 			// The hold won ended while the observers ran: the attempt
@@ -67,16 +72,26 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
 			return failure
 		}
-		listen, refusedFor := false, time.Duration(0)
+		// A holder that simply expires announces nothing: a wait for a
+		// release ends, at the latest, when a quorum of nodes stops
+		// refusing, as they told (refusedFor).
+		got, refused, refusedFor := tally.got, tally.refused, tally.refusedOnQuorumFor()
+		if err != nil && refused > 0 && m.kind == kindFair && !inLine {
+			// Somebody holds the lock, or waits for it: take a place in
+			// line, which the later attempts keep. Its rounds are the
+			// acquisition's: the attempt's tally was read above.
+			inLine = m.joinLine(ctx, &m.wait.line)
+		}
+		listen := false
 		switch {
 		case err == nil:
 			// A hold that ended before it was returned: try again at the
 			// retry delay.
-		case tally.got > 0:
+		case got > 0:
 			// A split vote: competing clients each won some nodes. Back off
 			// at random, deaf to notifications, so that they fall out of
 			// step.
-		case tally.refused > 0:
+		case refused > 0:
 			// Somebody holds the lock: wait for its release notification.
 			// A new subscription wakes the waiter once a quorum of nodes
 			// confirmed it, so that a release between the failed attempt
@@ -86,10 +101,6 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 				subscribed = c.notifier.register(m)
 			}
 			listen = subscribed
-			// A holder that simply expires announces nothing: the wait
-			// ends, at the latest, when a quorum of nodes stops refusing,
-			// as they told.
-			refusedFor = tally.refusedOnQuorumFor()
 		}
 		if err := m.sleep(ctx, m.retryDelay(), listen, refusedFor); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure)
@@ -117,6 +128,11 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	}
 	if err := m.newToken(); err != nil {
 		return 0, 0, err
+	}
+	if m.kind == kindFair && number == 1 {
+		// A Lock's first attempt is a newcomer's: the identity of an
+		// earlier Lock's place in line is not this one's.
+		a.extras = nil
 	}
 	clock := c.options.clock
 	if m.options.Token != "" {

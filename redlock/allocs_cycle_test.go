@@ -173,3 +173,22 @@ func TestRWMutexCyclesDoNotAllocate(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, read), "RLock+RUnlock")
 	assert.Zero(t, testing.AllocsPerRun(100, write), "Lock+Unlock")
 }
+
+// TestFairLockCycleDoesNotAllocate pins the zero-allocation claim of an
+// uncontended Lock+Unlock of a fair lock.
+func TestFairLockCycleDoesNotAllocate(t *testing.T) {
+	redistest.RequireReal(t) // an in-process server's allocations would count too
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
+	ctx := context.Background()
+	m := client.NewMutex("allocs:fair", MutexOptions{Fair: true})
+	cycle := func() {
+		if err := m.Lock(ctx); err != nil {
+			panic(err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			panic(err)
+		}
+	}
+	cycle()
+	assert.Zero(t, testing.AllocsPerRun(100, cycle))
+}

@@ -197,3 +197,28 @@ func BenchmarkRWMutexCycle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFairLockCycle measures an uncontended Lock+Unlock of a fair
+// lock against a plain one on the same nodes: a script instead of SET NX
+// for the acquisition, one round each way for both.
+func BenchmarkFairLockCycle(b *testing.B) {
+	for _, n := range []int{1, 3, 5} {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			client := startCluster(b, n, redistest.Options{}).client(b, Options{})
+			ctx := context.Background()
+			for _, fair := range []bool{true, false} {
+				name := "plain"
+				if fair {
+					name = "fair"
+				}
+				b.Run(name, func(b *testing.B) {
+					b.ReportAllocs()
+					m := client.NewMutex("bench:fair:"+name, MutexOptions{Fair: fair})
+					for b.Loop() {
+						lockUnlock(m, ctx)
+					}
+				})
+			}
+		})
+	}
+}

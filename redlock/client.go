@@ -14,7 +14,7 @@ import (
 // allScripts are loaded by every connection when it connects: the
 // scripts of the protocol table sent by their SHA1.
 var allScripts = []*mux.Script{acquireWaitingLua, acquireMultiLua, acquireFencedLua, commitFenceLua, extendLua, checkLua,
-	acquireWriteLua, acquireReadLua, extendReadLua, checkReadLua}
+	acquireWriteLua, acquireReadLua, extendReadLua, checkReadLua, acquireFairLua, fairTicketLua, fairEnqueueLua}
 
 // Client holds the connections to N independent Redis masters and makes
 // Mutexes that lock across them.

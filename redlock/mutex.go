@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // Mutex is a lock on one resource (or several, with MutexOptions.Keys)
@@ -65,11 +67,12 @@ type acquisition struct {
 	remainingTTLs []int64              // scratch of resume
 	tokenBytes    [maxValueLength]byte // the token, and a space and the metadata with MutexOptions.Metadata
 	tokenSize     int
-	// extra is the argument that follows the number in an acquisition of
-	// a read/write lock's hold: for a writer, the TTL of its waiting
-	// marker; for a reader, the token of the write hold it downgrades
-	// (RWMutex.Downgrade), nil otherwise.
-	extra []byte
+	// extras are the arguments that follow the number in the commands
+	// whose row says extra: for a read/write lock's writer, the TTL of its
+	// waiting marker; for a reader, the token of the write hold it
+	// downgrades (RWMutex.Downgrade); for a fair lock's waiter in line, its
+	// identity and the TTL of its heartbeat; none otherwise.
+	extras [][]byte
 }
 
 // token returns the value of the lock keys of the hold being acquired, or
@@ -90,6 +93,10 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m.keys = append([]string{key}, m.options.Keys...)
 	if m.options.Fencing {
 		m.fenceKeys = fenceKeys(m.keys)
+	}
+	if m.options.Fair {
+		m.kind = kindFair
+		m.guards = []string{key + naming.QueueKeySuffix, key + naming.AliveKeySuffix, key + naming.TicketsKeySuffix}
 	}
 	a := &m.acquisition
 	a.round = m.newNodeRound()

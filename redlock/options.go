@@ -215,6 +215,21 @@ type MutexOptions struct {
 	// printable ASCII characters other than space.
 	Token string
 
+	// Fair serves the waiters of a blocked Lock in the order they came: a
+	// Lock that finds the lock held takes a ticket and waits in line, in a
+	// queue kept on every node, and only the first in line may try; a
+	// newcomer's first attempt is refused while anybody waits. The queue
+	// decides who may try, never who holds: exclusion is the lock key's,
+	// as without Fair. A waiter stays in line by a heartbeat of each of its
+	// attempts, whose TTL lives on the nodes: a waiter that stopped trying
+	// leaves the line when it lapses, eight retry delays and two node
+	// timeouts later. An uncontended Lock costs one round, as without Fair.
+	// Every client of a lock must set Fair alike: one that does not ignores
+	// the line. It cannot be combined with Keys or Fencing. The queue's
+	// keys follow the lock's key: KEY:queue, KEY:alive and the ticket
+	// counter KEY:tickets, which has no TTL, as a fencing counter has none.
+	Fair bool
+
 	// Metadata is stored with each hold on the nodes, after its token and a
 	// space: the lock keys' value is "TOKEN METADATA", so that whoever
 	// looks at a lock can tell who holds it and why (redlock status shows
@@ -310,6 +325,9 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 	if o.Token != "" && !validToken(o.Token) {
 		// The token is not quoted: whoever knows it can release the lock.
 		return o, fmt.Errorf("%w: MutexOptions.Token of %d bytes is longer than maxTokenLength or holds a space or a character that is not printable ASCII", ErrInvalidOptions, len(o.Token))
+	}
+	if o.Fair && (len(o.Keys) > 0 || o.Fencing) {
+		return o, fmt.Errorf("%w: MutexOptions.Fair cannot be combined with Keys or Fencing", ErrInvalidOptions)
 	}
 	if !validMetadata(o.Metadata) {
 		return o, fmt.Errorf("%w: MutexOptions.Metadata of %d bytes is longer than %d bytes or holds a character that is not printable ASCII", ErrInvalidOptions, len(o.Metadata), maxMetadataLength)

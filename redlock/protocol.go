@@ -50,6 +50,14 @@ const (
 	nodeRepairRead
 	nodeCheckRead
 
+	// The commands of a fair lock (MutexOptions.Fair): its acquisition,
+	// which only the first waiter in line passes, and the two rounds that
+	// put a waiter in line, and the one that takes it out.
+	nodeAcquireFair
+	nodeFairTicket
+	nodeFairEnqueue
+	nodeFairLeave
+
 	// nodeOperations counts the commands.
 	nodeOperations
 )
@@ -62,13 +70,15 @@ const (
 	kindPlain lockKind = iota
 	kindWrite
 	kindRead
+	kindFair
+	lockKinds
 )
 
 // commandsOf maps, for each kind, the command a plain hold uses for a step
 // (acquire, release, extend…) to the one the kind uses. Every operation
 // names the plain command, and Mutex.start maps it.
-var commandsOf = func() [3][nodeOperations]nodeOperation {
-	var table [3][nodeOperations]nodeOperation
+var commandsOf = func() [lockKinds][nodeOperations]nodeOperation {
+	var table [lockKinds][nodeOperations]nodeOperation
 	for kind := range table {
 		for command := range nodeOperations {
 			table[kind][command] = command
@@ -79,6 +89,8 @@ var commandsOf = func() [3][nodeOperations]nodeOperation {
 	read[nodeAcquire], read[nodeAcquireWaiting] = nodeAcquireRead, nodeAcquireRead
 	read[nodeRelease], read[nodeQuietRelease] = nodeReleaseRead, nodeQuietReleaseRead
 	read[nodeExtend], read[nodeRepair], read[nodeCheck] = nodeExtendRead, nodeRepairRead, nodeCheckRead
+	fair := &table[kindFair]
+	fair[nodeAcquire], fair[nodeAcquireWaiting] = nodeAcquireFair, nodeAcquireFair
 	return table
 }()
 
@@ -112,8 +124,11 @@ type nodeCommand struct {
 	// the keys of a read/write lock that its acquisition checks but does
 	// not hold (see RWMutex).
 	guarded bool
-	// extra puts the acquisition's extra argument after the number, when
-	// there is one (see acquisition.extra).
+	// guardsOnly gives the command the guard keys alone: the commands
+	// that put a fair lock's waiter in line.
+	guardsOnly bool
+	// extra puts the acquisition's extra arguments after the number (see
+	// acquisition.extras).
 	extra bool
 	// read tells what a reply that is not an error means for a command
 	// over keys lock keys: the node's outcome and the number it carries:
@@ -145,6 +160,11 @@ var protocol = [...]nodeCommand{
 	nodeExtendRead:         {operation: OperationExtend, script: extendReadLua, argument: argumentNumber, read: readExtend},
 	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, eval: true, guarded: true, argument: argumentNumber, read: readRepair},
 	nodeCheckRead:          {operation: OperationResume, script: checkReadLua, read: readCheck},
+
+	nodeAcquireFair: {operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeFairTicket:  {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
+	nodeFairEnqueue: {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
+	nodeFairLeave:   {operation: OperationLock, script: fairLeaveLua, eval: true, guardsOnly: true, read: readOne},
 }
 
 // The scripts of the protocol, each sent by its SHA1 (EVALSHA) unless its
@@ -164,6 +184,10 @@ var (
 	extendReadLua     = newScript(extendReadScript)
 	repairReadLua     = newScript(repairReadScript)
 	checkReadLua      = newScript(checkReadScript)
+	acquireFairLua    = newScript(acquireFairScript)
+	fairTicketLua     = newScript(fairTicketScript)
+	fairEnqueueLua    = newScript(fairEnqueueScript)
+	fairLeaveLua      = newScript(fairLeaveScript)
 )
 
 // readAcquire reads an acquisition: OK; or nil, from SET NX, for a key
@@ -276,4 +300,21 @@ func readCheck(reply resp.Value, _ int) (Outcome, int64, bool) {
 		return 0, 0, false
 	}
 	return OutcomeConfirmed, reply.Int, true
+}
+
+// readTicket reads fairTicketScript: the node's ticket counter.
+func readTicket(reply resp.Value, _ int) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger && reply.Int >= 0 {
+		return OutcomeConfirmed, reply.Int, true
+	}
+	return 0, 0, false
+}
+
+// readOne reads the scripts of a fair lock's queue that answer 1 when
+// they did what they were asked, 0 when there was nothing to do.
+func readOne(reply resp.Value, _ int) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger && (reply.Int == 0 || reply.Int == 1) {
+		return OutcomeConfirmed, reply.Int, true
+	}
+	return 0, 0, false
 }

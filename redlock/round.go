@@ -46,14 +46,18 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 	if row.guarded {
 		keys += len(m.guards)
 	}
+	if row.guardsOnly {
+		keys = len(m.guards)
+	}
 	arguments := 1
 	switch {
 	case row.argument == argumentNumber, row.argument == argumentIdentity && identity != nil:
 		arguments = 2
 	}
-	extra := m.acquisition.extra
-	if row.extra && extra != nil {
-		arguments++
+	var extras [][]byte
+	if row.extra {
+		extras = m.acquisition.extras
+		arguments += len(extras)
 	}
 	switch {
 	case row.script == nil:
@@ -69,15 +73,17 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 	default:
 		r.round.SetScript(row.script, keys, arguments)
 	}
-	for _, key := range m.keys {
-		r.round.AppendString(key)
+	if !row.guardsOnly {
+		for _, key := range m.keys {
+			r.round.AppendString(key)
+		}
 	}
 	if row.fenced {
 		for _, key := range m.fenceKeys {
 			r.round.AppendString(key)
 		}
 	}
-	if row.guarded {
+	if row.guarded || row.guardsOnly {
 		for _, key := range m.guards {
 			r.round.AppendString(key)
 		}
@@ -89,7 +95,7 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 	case row.argument == argumentIdentity && identity != nil:
 		r.round.AppendBulk(identity)
 	}
-	if row.extra && extra != nil {
+	for _, extra := range extras {
 		r.round.AppendBulk(extra)
 	}
 	if row.carried {

@@ -82,7 +82,7 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 		// at most a node timeout each.
 		o := &rw.writer.options
 		marker := notificationFallback*o.RetryDelayMax + 2*c.options.NodeTimeout
-		rw.writer.acquisition.extra = strconv.AppendInt(nil, max(marker, time.Millisecond).Milliseconds(), 10)
+		rw.writer.acquisition.extras = [][]byte{strconv.AppendInt(nil, max(marker, time.Millisecond).Milliseconds(), 10)}
 	}
 	rw.reader.kind, rw.reader.guards = kindRead, []string{writerKey, waitingKey}
 	// A waiting writer is woken by the release of the writer's key or of
@@ -180,9 +180,9 @@ func (rw *RWMutex) Downgrade(ctx context.Context) error {
 		return errHeldLocally
 	}
 	// The owner is read by the attempt's rounds only, with the turn.
-	r.acquisition.extra = owner
+	r.acquisition.extras = [][]byte{owner}
 	elapsed, generation, err := r.attempt(ctx, 1)
-	r.acquisition.extra = nil
+	r.acquisition.extras = nil
 	if _, err := r.tried(elapsed, generation, err); err != nil {
 		return err
 	}

@@ -145,9 +145,9 @@ func TestRWMutexDowngradePassesOnlyItsOwnWriter(t *testing.T) {
 	// refuses: only the writer key's own value passes.
 	reader := nodes.client(t, Options{}).NewRWMutex("journal", options).Reader()
 	reader.turn <- struct{}{}
-	reader.acquisition.extra = []byte("not-the-holder")
+	reader.acquisition.extras = [][]byte{[]byte("not-the-holder")}
 	elapsed, generation, err := reader.attempt(ctx, 1)
-	reader.acquisition.extra = nil
+	reader.acquisition.extras = nil
 	_, err = reader.tried(elapsed, generation, err)
 	require.ErrorIs(t, err, ErrNotAcquired)
 	require.NoError(t, holder.Unlock(ctx))

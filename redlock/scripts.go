@@ -114,6 +114,20 @@ var (
 	//go:embed scripts/repair_read.lua
 	repairReadScript string
 
+	// The scripts of a fair lock (MutexOptions.Fair): the acquisition
+	// passes only the first waiter in line of a queue ordered by tickets,
+	// each waiter kept there by a heartbeat scored by the node's clock;
+	// a waiter's ticket is taken in two rounds, as a fence is.
+	//
+	//go:embed scripts/acquire_fair.lua
+	acquireFairScript string
+	//go:embed scripts/fair_ticket.lua
+	fairTicketScript string
+	//go:embed scripts/fair_enqueue.lua
+	fairEnqueueScript string
+	//go:embed scripts/fair_leave.lua
+	fairLeaveScript string
+
 	// commitFenceScript raises every lock key's fencing counter (the keys
 	// after the lock keys) to the fence ARGV[2] if every lock key holds the
 	// token; it returns 1, or 0 when the node no longer holds the hold.

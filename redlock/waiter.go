@@ -48,6 +48,9 @@ type waitState struct {
 	subscribing bool
 	wokenOn     string
 	pickedFor   uint64
+
+	// line is a fair Mutex's place in line while its Lock waits.
+	line fairLine
 }
 
 // wake ends the wait of a Lock for the given cause, now or, if it is not

@@ -125,6 +125,8 @@ func TestUsageErrors(t *testing.T) {
 			message: "--read, --write and --semaphore exclude each other"},
 		{name: "run a reader with a fence", variables: addresses, args: []string{"run", "--read", "--fencing", "k", "--", "true"},
 			message: "readers do not exclude each other"},
+		{name: "run fair and read", variables: addresses, args: []string{"run", "--fair", "--read", "k", "--", "true"},
+			message: "--fair is for a lock"},
 		{name: "status without a key", variables: addresses, args: []string{"status"}, message: "expected one KEY"},
 		{name: "scan with an argument", variables: addresses, args: []string{"scan", "k"}, message: `unexpected argument "k"`},
 		{name: "doctor without addresses", args: []string{"doctor"}, message: "no addresses"},

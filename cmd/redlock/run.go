@@ -41,7 +41,8 @@ With --semaphore N, redlock holds one of N permits of the semaphore KEY
 instead: at most N commands run at once under KEY, across every machine that
 gives KEY the same N. With --read or --write, it holds a read hold or the
 write hold of the read/write lock KEY: commands run with --read run together,
-a command run with --write runs alone.
+a command run with --write runs alone. With --fair, the commands that wait
+for KEY run in the order they came.
 
 The command finds in its environment:
   REDLOCK_KEY    the key on the nodes: KEY, or with --semaphore the key of
@@ -95,6 +96,7 @@ type runFlags struct {
 	semaphore  int
 	read       bool
 	write      bool
+	fair       bool
 }
 
 // hold is what run holds while the command runs: a Mutex's hold, or a
@@ -128,6 +130,7 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 	flags.IntVar(&f.semaphore, "semaphore", 0, "hold one of `N` permits of the semaphore KEY instead of the lock KEY")
 	flags.BoolVar(&f.read, "read", false, "hold a read hold of the read/write lock KEY: readers run together")
 	flags.BoolVar(&f.write, "write", false, "hold the write hold of the read/write lock KEY: a writer runs alone")
+	flags.BoolVar(&f.fair, "fair", false, "wait in line: the commands waiting for KEY run in the order they came")
 	if status, ok := parseFlags(env, flags, runHelp, args); !ok {
 		return status
 	}
@@ -146,6 +149,8 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, runHelp, "--semaphore %d is not in [1, %d]", f.semaphore, redlock.MaxSemaphoreLimit)
 	case f.read && f.write, (f.read || f.write) && f.semaphore > 0:
 		return usageError(env, runHelp, "--read, --write and --semaphore exclude each other")
+	case f.fair && (f.read || f.write || f.semaphore > 0 || f.fencing):
+		return usageError(env, runHelp, "--fair is for a lock: not with --read, --write, --semaphore or --fencing")
 	case f.read && f.fencing:
 		return usageError(env, runHelp, "--fencing takes a fence for a writer: readers do not exclude each other and get none")
 	}
@@ -163,7 +168,7 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 	}
 	defer client.Close()
 
-	options := redlock.MutexOptions{TTL: f.ttl, AutoExtend: true, MaxHold: f.maxHold, Fencing: f.fencing}
+	options := redlock.MutexOptions{TTL: f.ttl, AutoExtend: true, MaxHold: f.maxHold, Fencing: f.fencing, Fair: f.fair}
 	var take, try func(context.Context) (hold, error)
 	switch {
 	case f.semaphore > 0:

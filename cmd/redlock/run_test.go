@@ -391,3 +391,30 @@ func TestRunReadersTogetherAndAWriterAlone(t *testing.T) {
 		assert.False(t, writers > 1 || writers == 1 && readers > 0, "a writer ran with others: %v", lines)
 	}
 }
+
+// Commands run with --fair run in the order they came: each one starts
+// waiting once the one before it is in line, and they run in that order.
+func TestRunFairRunsCommandsInTheOrderTheyCame(t *testing.T) {
+	servers, addresses := startNodes(t, 3, redistest.Options{})
+	directory := t.TempDir()
+	journal, gate := filepath.Join(directory, "journal"), filepath.Join(directory, "gate")
+	// The first command holds the lock until the gate opens.
+	first := startBinary(t, addresses, []string{"JOURNAL=" + journal, "GATE=" + gate}, "run", "--fair", "printer", "--",
+		"sh", "-c", `echo 0 >> "$JOURNAL"; while [ ! -e "$GATE" ]; do sleep 0.01; done`)
+	require.Eventually(t, func() bool { return readFile(journal) == "0\n" }, time.Minute, 10*time.Millisecond)
+	var waiting []*process
+	for i := 1; i <= 3; i++ {
+		waiting = append(waiting, startBinary(t, addresses, []string{"JOURNAL=" + journal, "N=" + strconv.Itoa(i)},
+			"run", "--fair", "--wait", "2m", "printer", "--", "sh", "-c", `echo "$N" >> "$JOURNAL"`))
+		require.Eventually(t, func() bool {
+			line, _ := strconv.Atoi(servers[0].Do(t, "ZCARD", "printer:queue"))
+			return line == i
+		}, time.Minute, 10*time.Millisecond, "command %d did not take its place in line", i)
+	}
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	assert.Equal(t, exitOK, first.wait(t, time.Minute), first.stderr.String())
+	for _, p := range waiting {
+		assert.Equal(t, exitOK, p.wait(t, time.Minute), p.stderr.String())
+	}
+	assert.Equal(t, "0\n1\n2\n3\n", readFile(journal))
+}

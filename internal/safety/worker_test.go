@@ -448,9 +448,11 @@ func (w *worker) cycle(ctx context.Context) error {
 		if err := w.record(safety.Event{Kind: safety.KindLost, Key: h.key, Hold: h.hold}); err != nil {
 			return err
 		}
-	} else if !h.reading {
-		if _, err := w.write(ctx, h); err != nil {
-			return err
+	} else {
+		if !h.reading { // a reader only reads
+			if _, err := w.write(ctx, h); err != nil {
+				return err
+			}
 		}
 		if w.config.Remote && !time.Now().Before(h.held.Until()) {
 			// The write came after the validity, as after a pause (phase

@@ -22,6 +22,15 @@ const (
 	WaitingKeySuffix = ":writer-waiting"
 )
 
+// QueueKeySuffix, AliveKeySuffix and TicketsKeySuffix follow the key of a
+// fair lock in the keys of its waiters' queue, of their heartbeats, and of
+// its ticket counter.
+const (
+	QueueKeySuffix   = ":queue"
+	AliveKeySuffix   = ":alive"
+	TicketsKeySuffix = ":tickets"
+)
+
 // ReleasedChannelPrefix starts the pub/sub channel on which the release
 // script announces that a key is free; the key follows it.
 const ReleasedChannelPrefix = "lockmux:released:"

@@ -1,0 +1,76 @@
+package redlock
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// waiterIDLength is the length of a fair lock's waiter identity: 16
+// hexadecimal digits of a random 64-bit number, drawn by each Lock that
+// joins the line.
+const waiterIDLength = 16
+
+// fairLine is what a fair Mutex's Lock keeps while it waits in line: its
+// identity and the heartbeat's TTL, the extra arguments of its attempts.
+// It belongs to the goroutine that has the turn.
+type fairLine struct {
+	id        [waiterIDLength]byte
+	heartbeat []byte // the heartbeat's TTL in milliseconds, in decimal
+	extras    [2][]byte
+}
+
+// heartbeat returns the TTL of a fair lock's waiter's heartbeat: until its
+// next attempt is certainly due, as a Lock that waits sleeps at most
+// notificationFallback retry delays, and its rounds a node timeout each.
+func (m *Mutex) heartbeat() time.Duration {
+	return notificationFallback*m.options.RetryDelayMax + 2*m.client.options.NodeTimeout
+}
+
+// joinLine puts the waiter of a fair Mutex's Lock in line, in two rounds,
+// as a fence is taken: the ticket is one above the largest counter a
+// quorum of nodes has, and it is written, with the waiter, to every node.
+// A waiter whose entry finished before another's began has the smaller
+// ticket: the two quorums share a node. Its later attempts then carry its
+// identity. It reports whether a quorum took the waiter; one that did not
+// joins again after its next failed attempt.
+func (m *Mutex) joinLine(ctx context.Context, line *fairLine) bool {
+	c := m.client
+	a := &m.acquisition
+	const digits = "0123456789abcdef"
+	random := rand.Uint64()
+	for i := range line.id {
+		line.id[i] = digits[random&15]
+		random >>= 4
+	}
+	line.heartbeat = strconv.AppendInt(line.heartbeat[:0], m.heartbeat().Milliseconds(), 10)
+	m.start(a.round, nodeFairTicket, line.id[:], 0, nil)
+	if m.exchange(ctx, a.round) != nil || a.round.tally.got < c.need {
+		return false
+	}
+	var largest int64
+	for _, node := range a.round.tally.nodes {
+		if node.outcome == OutcomeConfirmed {
+			largest = max(largest, node.number)
+		}
+	}
+	line.extras = [2][]byte{line.id[:], line.heartbeat}
+	a.extras = line.extras[:]
+	m.start(a.round, nodeFairEnqueue, line.id[:], largest+1, nil)
+	if m.exchange(ctx, a.round) != nil || a.round.tally.got < c.need {
+		a.extras = nil
+		m.leaveLine(line)
+		return false
+	}
+	return true
+}
+
+// leaveLine takes the waiter out of line on every node, without waiting:
+// a Lock that gave up. Its heartbeat would end its place anyway.
+func (m *Mutex) leaveLine(line *fairLine) {
+	a := &m.acquisition
+	a.extras = nil
+	m.start(a.round, nodeFairLeave, line.id[:], 0, nil)
+	m.send(a.round)
+}

@@ -1,0 +1,134 @@
+package redlock
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
+)
+
+// inLine returns how many waiters the queue of the fair lock key has on
+// the node with the fewest.
+func inLine(t *testing.T, nodes *cluster, key string) int {
+	fewest := -1
+	for _, server := range nodes.servers {
+		count, err := strconv.Atoi(server.Do(t, "ZCARD", key+naming.QueueKeySuffix))
+		require.NoError(t, err)
+		if fewest < 0 || count < fewest {
+			fewest = count
+		}
+	}
+	return fewest
+}
+
+// Waiters are served in the order they came, whatever their retry delays:
+// each one that is not first in line is refused, and the release of each
+// holder hands the lock to the next.
+func TestFairLockServesWaitersInOrder(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	options := MutexOptions{TTL: time.Minute, Fair: true}
+	holder := nodes.client(t, Options{}).NewMutex("turns", options)
+	require.NoError(t, holder.Lock(ctx))
+
+	const waiters = 4
+	served := make(chan int, waiters)
+	failed := make(chan error, waiters)
+	for i := range waiters {
+		// Short retry delays: an unfair lock would go to whoever tries
+		// first after a release.
+		m := nodes.client(t, Options{RetryDelayMin: time.Millisecond, RetryDelayMax: 5 * time.Millisecond}).NewMutex("turns", options)
+		go func() {
+			if err := m.Lock(ctx); err != nil {
+				failed <- err
+				return
+			}
+			served <- i
+			failed <- m.Unlock(ctx)
+		}()
+		require.True(t, waitUntil(func() bool { return inLine(t, nodes, "turns") == i+1 }), "waiter %d did not take its place in line", i)
+	}
+	require.NoError(t, holder.Unlock(ctx))
+	for i := range waiters {
+		select {
+		case got := <-served:
+			assert.Equal(t, i, got, "served out of order")
+		case <-ctx.Done():
+			t.Fatal("a waiter was not served")
+		}
+		require.NoError(t, <-failed)
+	}
+	assert.Zero(t, inLine(t, nodes, "turns"), "the line is empty")
+}
+
+// While a waiter is in line, a newcomer is refused although the lock is
+// free; once the waiter gave up and left the line, the newcomer gets it.
+func TestFairLockNewcomerWaitsForTheLine(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx := context.Background()
+	options := MutexOptions{TTL: time.Minute, Fair: true}
+	holder := nodes.client(t, Options{}).NewMutex("counter", options)
+	require.NoError(t, holder.Lock(ctx))
+	// The waiter hears of no release (RESP2) and retries every hour: it
+	// stays in line, first, while the lock is free.
+	waiterContext, stopWaiting := context.WithCancel(ctx)
+	waiter := nodes.client(t, Options{Protocol: ProtocolRESP2, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("counter", options)
+	waited := make(chan error, 1)
+	go func() { waited <- waiter.Lock(waiterContext) }()
+	require.True(t, waitUntil(func() bool { return inLine(t, nodes, "counter") == 1 }))
+	require.NoError(t, holder.Unlock(ctx))
+
+	newcomer := nodes.client(t, Options{}).NewMutex("counter", options)
+	require.ErrorIs(t, newcomer.TryLock(ctx), ErrNotAcquired, "a newcomer while somebody waits in line")
+	stopWaiting()
+	require.ErrorIs(t, <-waited, context.Canceled)
+	require.True(t, waitUntil(func() bool { return inLine(t, nodes, "counter") == 0 }), "the waiter that gave up left the line")
+	require.NoError(t, newcomer.TryLock(ctx))
+	require.NoError(t, newcomer.Unlock(ctx))
+}
+
+// A waiter whose process stopped trying leaves the line when its
+// heartbeat lapses on the nodes: the next one is then first.
+func TestFairLockWaiterThatStoppedLeavesTheLine(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, server := range nodes.servers {
+		// A waiter of a process that died: first in line, its heartbeat
+		// good for 300 ms more by the node's clock.
+		seconds, err := strconv.ParseInt(server.Do(t, "EVAL", "return redis.call('TIME')[1]", "0"), 10, 64)
+		require.NoError(t, err)
+		server.Do(t, "ZADD", "jobs"+naming.QueueKeySuffix, "0", "gone")
+		server.Do(t, "ZADD", "jobs"+naming.AliveKeySuffix, strconv.FormatInt((seconds+1)*1000+300, 10), "gone")
+	}
+	observer := &failedAttempts{failed: make(chan struct{}, 64)}
+	m := nodes.client(t, Options{Observer: observer}).NewMutex("jobs", MutexOptions{TTL: time.Minute, Fair: true})
+	require.NoError(t, m.Lock(ctx))
+	assert.NotEmpty(t, observer.failed, "the first attempt was refused: somebody was in line")
+	assert.Zero(t, inLine(t, nodes, "jobs"))
+	require.NoError(t, m.Unlock(ctx))
+}
+
+// A fair lock is one key, without fences (yet): Keys and Fencing are
+// refused.
+func TestFairLockRefusesKeysAndFencing(t *testing.T) {
+	client := startCluster(t, 1, redistest.Options{}).client(t, Options{})
+	for name, options := range map[string]MutexOptions{
+		"Keys":    {Fair: true, Keys: []string{"other"}},
+		"Fencing": {Fair: true, Fencing: true},
+	} {
+		err := client.NewMutex("fair", options).Lock(context.Background())
+		require.ErrorIs(t, err, ErrInvalidOptions, name)
+		assert.Contains(t, err.Error(), "MutexOptions.Fair")
+	}
+}
