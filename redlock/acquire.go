@@ -21,8 +21,13 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		if subscribed {
 			c.notifier.unregister(m, false)
 		}
-		if inLine && !acquired {
+		switch {
+		case inLine && !acquired:
 			m.leaveLine(&m.wait.line) // the turn is still this goroutine's
+		case inLine:
+			// The nodes that granted took the waiter out of line; the others
+			// let its heartbeat lapse.
+			c.notifier.leaveLine(m)
 		}
 	}()
 	for attempt := 1; ; attempt++ {

@@ -59,10 +59,10 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) bool {
 	a.extras = line.extras[:]
 	m.start(a.round, nodeFairEnqueue, line.id[:], largest+1, nil)
 	if m.exchange(ctx, a.round) != nil || a.round.tally.got < c.need {
-		a.extras = nil
 		m.leaveLine(line)
 		return false
 	}
+	c.notifier.enterLine(m, line.id)
 	return true
 }
 
@@ -71,6 +71,7 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) bool {
 func (m *Mutex) leaveLine(line *fairLine) {
 	a := &m.acquisition
 	a.extras = nil
+	m.client.notifier.leaveLine(m)
 	m.start(a.round, nodeFairLeave, line.id[:], 0, nil)
 	m.send(a.round)
 }

@@ -132,3 +132,36 @@ func TestFairLockRefusesKeysAndFencing(t *testing.T) {
 		assert.Contains(t, err.Error(), "MutexOptions.Fair")
 	}
 }
+
+// A release wakes the first waiter in line, although it waits in another
+// client than the later waiters and would retry on its own only every
+// hour: the release names it.
+func TestFairLockReleaseWakesTheFirstInLine(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	options := MutexOptions{TTL: time.Minute, Fair: true}
+	holder := nodes.client(t, Options{}).NewMutex("ticket", options)
+	require.NoError(t, holder.Lock(ctx))
+	retryLate := Options{RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
+	first := nodes.client(t, retryLate).NewMutex("ticket", options)
+	locked := make(chan error, 1)
+	go func() { locked <- first.Lock(ctx) }()
+	require.True(t, waitUntil(func() bool { return inLine(t, nodes, "ticket") == 1 }))
+	later := nodes.client(t, retryLate)
+	second := later.NewMutex("ticket", options)
+	go func() { _ = second.Lock(ctx) }()
+	require.True(t, waitUntil(func() bool { return inLine(t, nodes, "ticket") == 2 }))
+	// Both wait for a release, their subscriptions confirmed.
+	for _, m := range []*Mutex{first, second} {
+		require.True(t, waitUntil(func() bool {
+			m.client.notifier.mu.Lock()
+			defer m.client.notifier.mu.Unlock()
+			return !m.wait.subscribing && m.wait.listening.Load() && len(m.wait.notify) == 0
+		}))
+	}
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, <-locked, "the first in line was woken")
+	require.NoError(t, first.Unlock(ctx))
+}

@@ -54,6 +54,7 @@ const (
 	// which only the first waiter in line passes, and the two rounds that
 	// put a waiter in line, and the one that takes it out.
 	nodeAcquireFair
+	nodeReleaseFair
 	nodeFairTicket
 	nodeFairEnqueue
 	nodeFairLeave
@@ -90,7 +91,7 @@ var commandsOf = func() [lockKinds][nodeOperations]nodeOperation {
 	read[nodeRelease], read[nodeQuietRelease] = nodeReleaseRead, nodeQuietReleaseRead
 	read[nodeExtend], read[nodeRepair], read[nodeCheck] = nodeExtendRead, nodeRepairRead, nodeCheckRead
 	fair := &table[kindFair]
-	fair[nodeAcquire], fair[nodeAcquireWaiting] = nodeAcquireFair, nodeAcquireFair
+	fair[nodeAcquire], fair[nodeAcquireWaiting], fair[nodeRelease] = nodeAcquireFair, nodeAcquireFair, nodeReleaseFair
 	return table
 }()
 
@@ -162,6 +163,7 @@ var protocol = [...]nodeCommand{
 	nodeCheckRead:          {operation: OperationResume, script: checkReadLua, read: readCheck},
 
 	nodeAcquireFair: {operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeReleaseFair: {operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
 	nodeFairTicket:  {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
 	nodeFairEnqueue: {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
 	nodeFairLeave:   {operation: OperationLock, script: fairLeaveLua, eval: true, guardsOnly: true, read: readOne},
@@ -188,6 +190,7 @@ var (
 	fairTicketLua     = newScript(fairTicketScript)
 	fairEnqueueLua    = newScript(fairEnqueueScript)
 	fairLeaveLua      = newScript(fairLeaveScript)
+	releaseFairLua    = newScript(releaseFairScript)
 )
 
 // readAcquire reads an acquisition: OK; or nil, from SET NX, for a key

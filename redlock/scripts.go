@@ -127,6 +127,8 @@ var (
 	fairEnqueueScript string
 	//go:embed scripts/fair_leave.lua
 	fairLeaveScript string
+	//go:embed scripts/release_fair.lua
+	releaseFairScript string
 
 	// commitFenceScript raises every lock key's fencing counter (the keys
 	// after the lock keys) to the fence ARGV[2] if every lock key holds the

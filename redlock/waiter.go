@@ -48,6 +48,10 @@ type waitState struct {
 	subscribing bool
 	wokenOn     string
 	pickedFor   uint64
+	// lineID is a fair Mutex's identity in line while lined is set, as
+	// the releases name the first in line (see notifier.wakeFirstInLine).
+	lineID [waiterIDLength]byte
+	lined  bool
 
 	// line is a fair Mutex's place in line while its Lock waits.
 	line fairLine

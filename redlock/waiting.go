@@ -269,14 +269,48 @@ func (n *notifier) deliver(node int, push resp.Value) {
 		n.confirmed(node, string(channel), waiters)
 		return
 	}
-	var identity []byte
+	var identity, first []byte
 	if len(push.Elems) >= 3 {
 		identity = push.Elems[2].Str
+	}
+	if i := bytes.IndexByte(identity, ' '); i >= 0 {
+		// A fair lock's release names the first waiter in line.
+		identity, first = identity[:i], identity[i+1:]
 	}
 	if len(identity) > 0 && !waiters.release.announced(identity, n.client.need) {
 		return
 	}
+	if first != nil {
+		n.wakeFirstInLine(waiters, first)
+		return
+	}
 	n.wakeOne(string(channel), waiters, releaseHash(identity))
+}
+
+// wakeFirstInLine wakes the fair lock's waiter that a release named the
+// first in line, if it waits in this Client: a release wakes the next in
+// line only, which may be another client's. The caller holds n.mu.
+func (n *notifier) wakeFirstInLine(waiters *channelWaiters, first []byte) {
+	for _, m := range waiters.mutexes {
+		if m.wait.lined && bytes.Equal(m.wait.lineID[:], first) {
+			m.wake(causeLook)
+			return
+		}
+	}
+}
+
+// enterLine notes the identity of m's place in the line of a fair lock,
+// and leaveLine that it has none, for wakeFirstInLine.
+func (n *notifier) enterLine(m *Mutex, id [waiterIDLength]byte) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m.wait.lineID, m.wait.lined = id, true
+}
+
+func (n *notifier) leaveLine(m *Mutex) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m.wait.lined = false
 }
 
 // releaseHash returns a hash of a release's identity, to recognise the
@@ -364,8 +398,8 @@ func (n *notifier) wakeOne(channel string, waiters *channelWaiters, release uint
 // the announcements to come back from the nodes; they wake nobody else. It
 // costs nothing when nobody waits.
 func (n *notifier) released(m *Mutex, identity []byte) {
-	if n.waiting.Load() == 0 {
-		return
+	if n.waiting.Load() == 0 || m.kind == kindFair {
+		return // a fair lock's release wakes the first in line, whom only the nodes name
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

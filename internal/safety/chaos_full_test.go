@@ -20,7 +20,7 @@ const fullChaos = true
 // and requires the checker to detect each; then liveness (C5) and hygiene
 // (C6) after healing.
 func TestChaos(t *testing.T) {
-	p := profile{ttl: time.Second, keys: 4, semaphoreLimit: 2, readWrite: true, localClients: 4, localGoroutines: 3, processes: 4, processGoroutines: 2,
+	p := profile{ttl: time.Second, keys: 4, semaphoreLimit: 2, readWrite: true, fair: true, localClients: 4, localGoroutines: 3, processes: 4, processGoroutines: 2,
 		longChance: 0.02, impatient: 1, warmup: 5 * time.Second, phaseA: 40 * time.Second, faults: mustSurvive,
 		phaseB: 35 * time.Second, canaries: 3, latencyLimit: 100 * time.Millisecond, minStaleWritesRefused: 5}
 	if raceEnabled {

@@ -47,6 +47,7 @@ type profile struct {
 	keys                  int
 	semaphoreLimit        int  // the permits of the semaphore the workers hold too; 0 for none
 	readWrite             bool // the workers also read and write a read/write lock
+	fair                  bool // the workers also lock a fair lock
 	localClients          int  // in-process clients, each with its own proxies
 	localGoroutines       int
 	processes             int // worker processes (phase B pauses them)
@@ -72,11 +73,12 @@ type runFigures struct {
 	duration                  time.Duration
 }
 
-// chaosSemaphore and chaosReadWrite are the names of the semaphore and
-// of the read/write lock of a chaos run.
+// chaosSemaphore, chaosReadWrite and chaosFair are the names of the
+// semaphore, the read/write lock and the fair lock of a chaos run.
 const (
 	chaosSemaphore = "lock:semaphore"
 	chaosReadWrite = "lock:rw"
+	chaosFair      = "lock:fair"
 )
 
 // runChaos runs the chaos workload with profile p and checks its history.
@@ -111,11 +113,14 @@ func runChaos(t *testing.T, p profile) runFigures {
 	for slot := range p.semaphoreLimit {
 		permits = append(permits, fmt.Sprintf("%s:permit:%d", chaosSemaphore, slot))
 	}
-	readWrite := ""
+	readWrite, fair := "", ""
 	if p.readWrite {
 		readWrite = chaosReadWrite
 	}
-	base := workerConfig{Keys: keys, Semaphore: chaosSemaphore, SemaphoreLimit: p.semaphoreLimit, ReadWrite: readWrite,
+	if p.fair {
+		fair = chaosFair
+	}
+	base := workerConfig{Keys: keys, Semaphore: chaosSemaphore, SemaphoreLimit: p.semaphoreLimit, ReadWrite: readWrite, Fair: fair,
 		Resource: c.resource.Addr(), TTL: p.ttl, NodeTimeout: 50 * time.Millisecond,
 		RetryMin: 10 * time.Millisecond, RetryMax: 60 * time.Millisecond, AcquireTimeout: 2 * p.ttl,
 		LongChance: p.longChance, Socket: filepath.Join(socketDir, "recorder.sock"), Lifetime: 10 * time.Minute}
@@ -304,7 +309,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 
 	// The semaphore's permits and the read/write lock were held, and C7
 	// and C1 counted them.
-	permitHolds, readHolds, writeHolds := 0, 0, 0
+	permitHolds, readHolds, writeHolds, fairHolds := 0, 0, 0, 0
 	for _, e := range history {
 		switch {
 		case e.Kind != safety.KindAcquireOK:
@@ -314,6 +319,8 @@ func runChaos(t *testing.T, p profile) runFigures {
 			readHolds++
 		case e.Key == chaosReadWrite:
 			writeHolds++
+		case e.Key == chaosFair:
+			fairHolds++
 		}
 	}
 	if p.semaphoreLimit > 0 {
@@ -322,6 +329,9 @@ func runChaos(t *testing.T, p profile) runFigures {
 	if p.readWrite {
 		assert.Positive(t, readHolds, "no read hold of the read/write lock")
 		assert.Positive(t, writeHolds, "no write hold of the read/write lock")
+	}
+	if p.fair {
+		assert.Positive(t, fairHolds, "no hold of the fair lock")
 	}
 
 	// Callers with short contexts: both kinds of context error seen, and
@@ -357,8 +367,8 @@ func runChaos(t *testing.T, p profile) runFigures {
 	figures := runFigures{seed: seed, holds: report.Holds, faults: n.faults + kit.runsOrZero(),
 		canaryViolations: canaryViolations, staleWrites: staleWrites,
 		shortCalls: short.calls, contextErrors: short.deadline + short.canceled, duration: time.Since(started)}
-	summary := fmt.Sprintf("chaos run: seed %d, holds %d (%d of them permits of a semaphore of %d, %d read and %d write holds of a read/write lock), faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, calls with short contexts %d, of which ended with a context error %d, duration %v",
-		figures.seed, figures.holds, permitHolds, p.semaphoreLimit, readHolds, writeHolds, figures.faults, faultCounts(n.counts, kit), figures.canaryViolations, figures.staleWrites,
+	summary := fmt.Sprintf("chaos run: seed %d, holds %d (%d of them permits of a semaphore of %d, %d read and %d write holds of a read/write lock, %d of a fair lock), faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, calls with short contexts %d, of which ended with a context error %d, duration %v",
+		figures.seed, figures.holds, permitHolds, p.semaphoreLimit, readHolds, writeHolds, fairHolds, figures.faults, faultCounts(n.counts, kit), figures.canaryViolations, figures.staleWrites,
 		len(report.Stale), report.WritesRejected, figures.shortCalls, figures.contextErrors, figures.duration.Round(time.Second))
 	t.Log(summary)
 	for _, f := range report.Fences {
@@ -446,7 +456,7 @@ func dumpOnFailure(t *testing.T, seed uint64, rec *safety.Recorder, c *cluster) 
 // all eight of its list: F24 comes first, so that a SCRIPT FLUSH meets the
 // callers with short contexts in every run.
 func smokeProfile() profile {
-	p := profile{ttl: time.Second, keys: 2, semaphoreLimit: 2, readWrite: true, localClients: 4, localGoroutines: 2, longChance: 0.02, impatient: 1,
+	p := profile{ttl: time.Second, keys: 2, semaphoreLimit: 2, readWrite: true, fair: true, localClients: 4, localGoroutines: 2, longChance: 0.02, impatient: 1,
 		warmup: 2 * time.Second, phaseA: 12 * time.Second, faults: smokeFaults, firstFaults: []fault{scriptFlush},
 		latencyLimit: 100 * time.Millisecond}
 	if raceEnabled {

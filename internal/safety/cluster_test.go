@@ -166,12 +166,12 @@ func (c *cluster) resourceLog(t testing.TB, keys []string) map[string][]string {
 }
 
 // leftoverLocks lists, on every node, the lock keys still there, fencing
-// counters excepted.
+// and ticket counters excepted.
 func (c *cluster) leftoverLocks(t testing.TB) []string {
 	t.Helper()
 	var leftovers []string
 	for i, node := range c.nodes {
-		keys, err := safety.LockKeys(context.Background(), node.Addr(), "lock:*", fenceCounterSuffix)
+		keys, err := safety.LockKeys(context.Background(), node.Addr(), "lock:*", fenceCounterSuffix, ticketCounterSuffix)
 		require.NoError(t, err)
 		for _, key := range keys {
 			leftovers = append(leftovers, fmt.Sprintf("%s:%s", nodeNames[i], key))
@@ -180,9 +180,13 @@ func (c *cluster) leftoverLocks(t testing.TB) []string {
 	return leftovers
 }
 
-// fenceCounterSuffix ends redlock's fencing counter keys, which have no
-// TTL by design.
-const fenceCounterSuffix = ":lockmux-fence"
+// fenceCounterSuffix and ticketCounterSuffix end redlock's fencing
+// counters and the ticket counters of fair locks, which have no TTL by
+// design.
+const (
+	fenceCounterSuffix  = ":lockmux-fence"
+	ticketCounterSuffix = ":tickets"
+)
 
 // shimSource is the LD_PRELOAD clock shim of RELIABILITY.md §7.3, changed
 // so that a change of rate is continuous: it rebases the fake clock on the

@@ -49,6 +49,10 @@ type workerConfig struct {
 	// ReadWrite, when not empty, is the name of a read/write lock that
 	// the workers read and write too: a reader only reads the resource.
 	ReadWrite string
+	// Fair, when not empty, is the key of a fair lock (MutexOptions.Fair)
+	// that the workers lock too; its holds have no fence, and only read
+	// the resource.
+	Fair string
 	// Addresses are the lock nodes, through this process's proxies.
 	Addresses []string
 	Resource  string
@@ -170,8 +174,13 @@ func newWorker(config *workerConfig, name string, client *redlock.Client, resour
 	if config.ReadWrite != "" {
 		rw := client.NewRWMutex(config.ReadWrite, options)
 		reader := mutexTarget(rw.Reader())
-		reader.reading = true
+		reader.unfenced = true
 		w.targets = append(w.targets, mutexTarget(rw.Writer()), reader)
+	}
+	if config.Fair != "" {
+		fair := mutexTarget(client.NewMutex(config.Fair, redlock.MutexOptions{TTL: config.TTL, AutoExtend: true, Fair: true}))
+		fair.unfenced = true
+		w.targets = append(w.targets, fair)
 	}
 	return w
 }
@@ -199,9 +208,10 @@ type target struct {
 	name                  string
 	take, try             func(context.Context) (held, error)
 	takeMethod, tryMethod string
-	// reading is set for a read/write lock's reader, which only reads the
-	// resource.
-	reading bool
+	// unfenced is set for holds without a fence, a read/write lock's
+	// readers and a fair lock's holders: they only read the resource, as
+	// it could not order their writes.
+	unfenced bool
 }
 
 func mutexTarget(m *redlock.Mutex) target {
@@ -262,8 +272,8 @@ type holding struct {
 	fence int64
 	done  <-chan struct{}
 	phase safety.Phase // when it entered
-	// reading is set for a read/write lock's read hold: it makes no write.
-	reading bool
+	// unfenced is set for a hold without a fence: it makes no write.
+	unfenced bool
 }
 
 // errorText shortens an error for the history.
@@ -284,7 +294,7 @@ func (w *worker) acquire(ctx context.Context, t target, timeout time.Duration, t
 		lock, method = t.try, t.tryMethod
 	}
 	w.holds++
-	h := &holding{key: t.name, hold: fmt.Sprintf("%s#%d", w.name, w.holds), reading: t.reading}
+	h := &holding{key: t.name, hold: fmt.Sprintf("%s#%d", w.name, w.holds), unfenced: t.unfenced}
 	short := w.nextContext()
 	err := w.record(safety.Event{Kind: safety.KindAcquireCall, Key: h.key, Hold: h.hold, At: safety.Now(), TTL: int64(w.config.TTL),
 		What: method, Context: short.String()})
@@ -449,7 +459,7 @@ func (w *worker) cycle(ctx context.Context) error {
 			return err
 		}
 	} else {
-		if !h.reading { // a reader only reads
+		if !h.unfenced { // a hold without a fence only reads
 			if _, err := w.write(ctx, h); err != nil {
 				return err
 			}
