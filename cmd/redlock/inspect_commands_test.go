@@ -120,6 +120,17 @@ func TestStatusOnAKnownState(t *testing.T) {
 		assert.Equal(t, exitOK, result.status, result.stderr)
 		assert.Contains(t, result.stdout, `"described" is locked: token eeeeeeee… on 3 of 5 nodes (quorum 3), metadata "host-1 pid 42"`)
 	})
+	t.Run("a fair lock with waiters in line", func(t *testing.T) {
+		future := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+		past := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
+		for _, server := range servers {
+			server.Do(t, "ZADD", "held:queue", "1", "waiter-1", "2", "waiter-2", "3", "gone")
+			server.Do(t, "ZADD", "held:alive", future, "waiter-1", future, "waiter-2", past, "gone")
+		}
+		result := invoke(t, variables, "status", "held")
+		assert.Equal(t, exitOK, result.status, result.stderr)
+		assert.Contains(t, result.stdout, "2 waiting in line (a fair lock)\n", "live heartbeats only")
+	})
 	t.Run("free", func(t *testing.T) {
 		result := invoke(t, variables, "status", "free")
 		assert.Equal(t, exitFailed, result.status)

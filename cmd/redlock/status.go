@@ -99,6 +99,9 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 	table.Flush()
 
 	nodes := len(lock.Nodes)
+	if lock.Waiting > 0 {
+		defer fmt.Fprintf(env.stdout, "%d waiting in line (a fair lock)\n", lock.Waiting)
+	}
 	switch {
 	case lock.Locked():
 		fmt.Fprintf(env.stdout, "%q is locked: token %s… on %d of %d nodes (quorum %d)", key, lock.Holder, lock.Holders, nodes, lock.Need)

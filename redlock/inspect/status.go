@@ -9,7 +9,21 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/resp"
 )
+
+// liveWaitersScript counts the waiters in a fair lock's line whose
+// heartbeats are live by the node's clock.
+const liveWaitersScript = `local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local live = 0
+for _, waiter in ipairs(redis.call("ZRANGE", KEYS[1], 0, -1)) do
+  local expiry = redis.call("ZSCORE", KEYS[2], waiter)
+  if expiry and tonumber(expiry) > now then
+    live = live + 1
+  end
+end
+return live`
 
 // TokenPrefixLength is how many characters of a token Status reports:
 // enough to tell holders apart, too few to resume another's hold.
@@ -35,6 +49,9 @@ type LockStatus struct {
 	// Metadata is the redlock.MutexOptions.Metadata of the hold that the
 	// most nodes hold, or "".
 	Metadata string
+	// Waiting is, for a fair lock (redlock.MutexOptions.Fair), the most
+	// waiters in line on a node, by their heartbeats; 0 for another lock.
+	Waiting int
 }
 
 // Locked reports whether a quorum of nodes holds one token for the key:
@@ -55,6 +72,9 @@ type NodeLock struct {
 	// Metadata is the redlock.MutexOptions.Metadata stored with the
 	// token, when held: what follows the first space of the key's value.
 	Metadata string
+	// Waiting is the number of a fair lock's waiters in line on the node
+	// whose heartbeats are live.
+	Waiting int
 	// TTL is the key's remaining time to live, when held and Persistent is
 	// not set.
 	TTL time.Duration
@@ -80,11 +100,12 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 		return LockStatus{}, ErrClosed
 	}
 	deadline := time.Now().Add(timeout)
-	values, ttls, fences := i.group.NewRound(), i.group.NewRound(), i.group.NewRound()
+	values, ttls, fences, line := i.group.NewRound(), i.group.NewRound(), i.group.NewRound(), i.group.NewRound()
 	values.SetCommand("GET", key)
 	ttls.SetCommand("PTTL", key)
 	fences.SetCommand("GET", key+naming.FenceKeySuffix)
-	rounds := []*mux.Round{values, ttls, fences}
+	line.SetCommand("EVAL", liveWaitersScript, "2", key+naming.QueueKeySuffix, key+naming.AliveKeySuffix)
+	rounds := []*mux.Round{values, ttls, fences, line}
 	for _, round := range rounds {
 		i.group.Send(round, deadline)
 	}
@@ -121,6 +142,10 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 		status.Answered++
 		if fences.Err(n) == nil && !fence.IsError() && !fence.Null {
 			node.Fence, _ = strconv.ParseInt(string(fence.Str), 10, 64)
+		}
+		if waiting := line.Reply(n); line.Err(n) == nil && waiting.Type == resp.TypeInteger {
+			node.Waiting = int(waiting.Int)
+			status.Waiting = max(status.Waiting, node.Waiting)
 		}
 		if value.Null || ttl.Int == -2 {
 			continue // missing, or expired between the two commands
