@@ -59,6 +59,10 @@ const (
 	nodeFairEnqueue
 	nodeFairLeave
 
+	// nodeForceRelease deletes a lock key whoever holds it (see
+	// Client.ForceRelease).
+	nodeForceRelease
+
 	// nodeOperations counts the commands.
 	nodeOperations
 )
@@ -131,6 +135,9 @@ type nodeCommand struct {
 	// extra puts the acquisition's extra arguments after the number (see
 	// acquisition.extras).
 	extra bool
+	// everyNode makes a round wait for every node's reply, not only for a
+	// quorum's.
+	everyNode bool
 	// read tells what a reply that is not an error means for a command
 	// over keys lock keys: the node's outcome and the number it carries:
 	// the counter of a fenced acquisition, the remaining TTL of a check,
@@ -167,6 +174,8 @@ var protocol = [...]nodeCommand{
 	nodeFairTicket:  {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
 	nodeFairEnqueue: {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
 	nodeFairLeave:   {operation: OperationLock, script: fairLeaveLua, eval: true, guardsOnly: true, read: readOne},
+
+	nodeForceRelease: {operation: OperationUnlock, script: forceReleaseLua, eval: true, everyNode: true, read: readOne},
 }
 
 // The scripts of the protocol, each sent by its SHA1 (EVALSHA) unless its
@@ -191,6 +200,7 @@ var (
 	fairEnqueueLua    = newScript(fairEnqueueScript)
 	fairLeaveLua      = newScript(fairLeaveScript)
 	releaseFairLua    = newScript(releaseFairScript)
+	forceReleaseLua   = newScript(forceReleaseScript)
 )
 
 // readAcquire reads an acquisition: OK; or nil, from SET NX, for a key

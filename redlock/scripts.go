@@ -130,6 +130,12 @@ var (
 	//go:embed scripts/release_fair.lua
 	releaseFairScript string
 
+	// forceReleaseScript deletes a lock key whoever holds it, and
+	// announces the release (see Client.ForceRelease).
+	//
+	//go:embed scripts/force_release.lua
+	forceReleaseScript string
+
 	// commitFenceScript raises every lock key's fencing counter (the keys
 	// after the lock keys) to the fence ARGV[2] if every lock key holds the
 	// token; it returns 1, or 0 when the node no longer holds the hold.

@@ -75,7 +75,7 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	// reported, and after a failed acquisition only a node that definitely
 	// refused needs no release, which keeps a failed attempt at one round
 	// trip.
-	return t.got >= t.need
+	return t.got >= t.need && !protocol[t.command].everyNode
 }
 
 // read turns node's outcome in round into a nodeOutcome: the transport's

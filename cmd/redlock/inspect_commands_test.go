@@ -226,3 +226,27 @@ func TestDoctorCommandChecksPermissions(t *testing.T) {
 	assert.Regexp(t, `fail\s+permissions\s+the user noextend lacks \+pexpire`, result.stdout)
 	assert.Contains(t, result.stdout, "ACL SETUSER noextend +pexpire")
 }
+
+// unlock refuses without --force, and with it releases the key on every
+// node whoever holds it, and says where.
+func TestUnlockForceReleasesWhoeverHolds(t *testing.T) {
+	servers, addresses := startNodes(t, 3, redistest.Options{})
+	variables := map[string]string{addressesVariable: addresses}
+	for _, server := range servers[:2] {
+		server.Do(t, "SET", "stuck", "aaaaaaaa-gone", "PX", "600000")
+	}
+	refused := invoke(t, variables, "unlock", "stuck")
+	assert.Equal(t, exitUsage, refused.status)
+	assert.Contains(t, refused.stderr, "without --force")
+	assert.Equal(t, "1", servers[0].Do(t, "EXISTS", "stuck"), "nothing released without --force")
+
+	forced := invoke(t, variables, "unlock", "--force", "stuck")
+	assert.Equal(t, exitOK, forced.status, forced.stderr)
+	assert.Contains(t, forced.stdout, `"stuck" released on 2 nodes`)
+	for _, server := range servers {
+		assert.Equal(t, "0", server.Do(t, "EXISTS", "stuck"))
+	}
+	again := invoke(t, variables, "unlock", "--force", "stuck")
+	assert.Equal(t, exitFailed, again.status)
+	assert.Contains(t, again.stdout, "was not held")
+}

@@ -41,6 +41,7 @@ var commands = []command{
 	{name: "run", summary: "run a command while holding a lock", run: runCommand},
 	{name: "status", summary: "show who holds a lock on each node", run: statusCommand},
 	{name: "scan", summary: "list lock keys per node, and those without a TTL", run: scanCommand},
+	{name: "unlock", summary: "release a lock whoever holds it (administrative, --force)", run: unlockCommand},
 	{name: "doctor", summary: "check that the nodes can carry Redlock safely", run: doctorCommand},
 	{name: "bench", summary: "measure lock latency and throughput", run: benchCommand},
 	{name: "demo", summary: "watch workers share a lock while nodes fail", run: demoCommand},

@@ -1,0 +1,46 @@
+package redlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+// A forced release deletes the key on every node whoever holds it: a
+// renewed holder that watches its keys learns it at once (Done closes, the
+// hold is lost), and a waiter, which would retry only every hour, is told
+// and takes the lock.
+func TestForceReleaseEndsTheHoldAndWakesAWaiter(t *testing.T) {
+	redistest.RequireReal(t) // key tracking and notifications
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	holder := nodes.client(t, Options{}).NewMutex("stuck", MutexOptions{TTL: time.Minute, AutoExtend: true})
+	require.NoError(t, holder.Lock(ctx))
+	observer := &failedAttempts{failed: make(chan struct{}, 64)}
+	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("stuck", MutexOptions{TTL: time.Minute})
+	locked := make(chan error, 1)
+	go func() { locked <- waiter.Lock(ctx) }()
+	<-observer.failed
+
+	released, err := nodes.client(t, Options{}).ForceRelease(ctx, "stuck")
+	require.NoError(t, err)
+	assert.Equal(t, 3, released)
+	select {
+	case <-holder.Done():
+	case <-ctx.Done():
+		t.Fatal("the holder did not learn that its hold was released")
+	}
+	require.NoError(t, <-locked, "the waiter was told")
+	assert.ErrorIs(t, holder.Unlock(ctx), ErrLockLost)
+	require.NoError(t, waiter.Unlock(ctx))
+
+	released, err = nodes.client(t, Options{}).ForceRelease(ctx, "stuck")
+	require.NoError(t, err)
+	assert.Zero(t, released, "nothing to release")
+}
