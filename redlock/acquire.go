@@ -75,7 +75,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), failure)
 		}
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
-			return failure
+			return fmt.Errorf("redlock: lock %q: %d attempts failed (MutexOptions.MaxTries): %w", m.key, attempt, failure)
 		}
 		// A holder that simply expires announces nothing: a wait for a
 		// release ends, at the latest, when a quorum of nodes stops
@@ -107,7 +107,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			}
 			listen = subscribed
 		}
-		if err := m.sleep(ctx, m.retryDelay(), listen, refusedFor); err != nil {
+		if err := m.sleep(ctx, m.retryDelay(attempt), listen, refusedFor); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure)
 		}
 	}

@@ -20,17 +20,41 @@ func (m *Mutex) Extend(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
-	return m.extend(ctx, currentHold)
+	return m.extend(ctx, currentHold, 0)
 }
 
-// extend extends the hold of the given generation, or the current one.
-func (m *Mutex) extend(ctx context.Context, generation uint64) error {
+// ExtendFor extends the hold as Extend does, for ttl instead of the
+// Mutex's TTL, and makes ttl the hold's TTL: the renewal goes on with it
+// (MutexOptions.AutoExtend), a third of it after this extension. A TTL
+// shorter than the validity left shortens the hold. The TTL must be valid
+// as MutexOptions.TTL says (at least MinTTL, above the drift allowance,
+// at least five node timeouts for a renewed hold), or ExtendFor fails with
+// ErrInvalidOptions and leaves the hold as it was; MaxHold still bounds
+// the hold.
+func (m *Mutex) ExtendFor(ctx context.Context, ttl time.Duration) error {
+	if m.err != nil {
+		return m.err
+	}
+	if ttl <= 0 {
+		return invalidOption("the TTL of ExtendFor", ttl, "is not positive")
+	}
+	check := m.options
+	check.TTL = ttl
+	if _, err := check.withDefaults(m.client.options); err != nil {
+		return err
+	}
+	return m.extend(ctx, currentHold, ttl.Truncate(time.Millisecond))
+}
+
+// extend extends the hold of the given generation, or the current one, for
+// ttl, or for the hold's TTL when ttl is 0.
+func (m *Mutex) extend(ctx context.Context, generation uint64, ttl time.Duration) error {
 	// Extend has a round of its own: another goroutine may unlock the
 	// Mutex, or lock it again, while the extension is in flight.
 	x := &m.extending
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	e, err := m.sendExtension(x, generation)
+	e, err := m.sendExtension(x, generation, ttl)
 	if err != nil {
 		return err
 	}
@@ -73,7 +97,7 @@ const currentHold uint64 = 0
 // current one, can be extended, and sends its extension on x's round.
 // The hold cannot end, nor another one start, before the extension is
 // queued on every node (see Mutex.sending).
-func (m *Mutex) sendExtension(x *extender, generation uint64) (extension, error) {
+func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration) (extension, error) {
 	if x.round == nil {
 		x.round = m.newNodeRound()
 	}
@@ -89,6 +113,14 @@ func (m *Mutex) sendExtension(x *extender, generation uint64) (extension, error)
 	// one while this extension is in flight.
 	e := extension{generation: h.generation, until: h.until, token: x.token[:copy(x.token[:], h.token)]}
 	acquired := h.acquired
+	if ttl != 0 {
+		// The hold's TTL from now on: the renewal goes on with it.
+		h.ttl = ttl
+		if int64(ttl) > h.longestTTL.Load() {
+			h.longestTTL.Store(int64(ttl))
+		}
+	}
+	holdTTL := h.ttl
 	if m.watched() {
 		// The extension changes the keys: their changes reported from
 		// now on under an older tag are its own (see watcher).
@@ -105,7 +137,7 @@ func (m *Mutex) sendExtension(x *extender, generation uint64) (extension, error)
 	if !e.start.Before(e.until) {
 		return e, fmt.Errorf("%w: the validity of %q ended %v before the extension", ErrLockLost, m.key, e.start.Sub(e.until))
 	}
-	e.ttl = m.options.TTL
+	e.ttl = holdTTL
 	if limit := acquired.Add(m.options.MaxHold).Sub(e.start); limit < e.ttl {
 		e.ttl = limit.Truncate(time.Millisecond)
 	}

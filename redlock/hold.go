@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,11 @@ type hold struct {
 	acquired   time.Time
 	until      time.Time // the end of the validity, by the Client's clock
 	fence      int64     // 0 without fencing
+	// ttl is the TTL of the hold's extensions: MutexOptions.TTL, or what
+	// ExtendFor last set. longestTTL is the longest any hold of the Mutex
+	// had, read without the lock: a carried release lasts that long.
+	ttl        time.Duration
+	longestTTL atomic.Int64
 	// had is, per node, whether it confirmed the hold's acquisition, its
 	// resumption or a successful extension: the nodes a repair may set
 	// the keys on again.
@@ -222,7 +228,7 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 	h := &m.hold
 	h.mu.Lock()
 	h.held, h.lost = true, false
-	h.token, h.acquired, h.until, h.fence = m.acquisition.token(), start, until, fence
+	h.token, h.acquired, h.until, h.fence, h.ttl = m.acquisition.token(), start, until, fence, m.options.TTL
 	for i, node := range tally.nodes {
 		h.had[i] = node.outcome == OutcomeConfirmed
 		h.watching[i] = h.had[i]
@@ -244,7 +250,7 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 		return generation
 	}
 	if m.options.AutoExtend {
-		c.renewer.schedule(renewal{mutex: m, generation: generation, due: m.nextRenewal(c.options.clock.Now(), until)})
+		c.renewer.schedule(renewal{mutex: m, generation: generation, due: m.nextRenewal(c.options.clock.Now(), until, m.options.TTL)})
 	}
 	if watched {
 		c.watcher.watch(m)

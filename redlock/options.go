@@ -164,9 +164,20 @@ type MutexOptions struct {
 	// of Options.RetryDelayMin apply.
 	RetryDelayMin, RetryDelayMax time.Duration
 
+	// RetryBackoff makes the retry delay grow: after a Lock's failed
+	// attempt k, d is drawn from [b/2, b] with b = RetryDelayMin·2^(k−1),
+	// at most RetryDelayMax, instead of from [RetryDelayMin,
+	// RetryDelayMax]. It spares nodes that many waiters hammer while
+	// notifications are unavailable; the rules of Options.RetryDelayMin
+	// apply with that d. The Client's retry policies are three: the
+	// jittered delay (the default), this exponential backoff, and a bound
+	// on the attempts, MaxTries, which combines with either.
+	RetryBackoff bool
+
 	// MaxTries bounds the acquisition attempts of one Lock. Zero means no
 	// bound: Lock tries until it acquires or its context is done. Negative
-	// is invalid.
+	// is invalid. A Lock that reaches it returns the last attempt's error,
+	// which matches ErrNotAcquired, and says how many attempts it made.
 	MaxTries int
 
 	// AutoExtend renews the hold in the background, a third of the TTL

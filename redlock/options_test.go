@@ -1,14 +1,17 @@
 package redlock
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 func TestOptionsDefaults(t *testing.T) {
@@ -275,4 +278,40 @@ func TestCheckKeys(t *testing.T) {
 			assert.ErrorContains(t, err, test.err)
 		})
 	}
+}
+
+// The retry delay is drawn from the retry range; with RetryBackoff, from
+// [b/2, b] where b doubles with each failed attempt from RetryDelayMin up
+// to RetryDelayMax.
+func TestRetryDelayPolicies(t *testing.T) {
+	client := startCluster(t, 1, redistest.Options{}).client(t, Options{})
+	jittered := client.NewMutex("jittered", MutexOptions{RetryDelayMin: 10 * time.Millisecond, RetryDelayMax: 60 * time.Millisecond})
+	backoff := client.NewMutex("backoff", MutexOptions{RetryDelayMin: 10 * time.Millisecond, RetryDelayMax: 60 * time.Millisecond, RetryBackoff: true})
+	for range 200 {
+		for attempt := 1; attempt <= 6; attempt++ {
+			d := jittered.retryDelay(attempt)
+			assert.True(t, d >= 10*time.Millisecond && d <= 60*time.Millisecond, "jittered, attempt %d: %v", attempt, d)
+		}
+		bounds := []time.Duration{10, 20, 40, 60, 60, 60} // b for attempts 1 to 6, in ms
+		for i, b := range bounds {
+			b *= time.Millisecond
+			d := backoff.retryDelay(i + 1)
+			assert.True(t, d >= b/2 && d <= b, "backoff, attempt %d: %v not in [%v, %v]", i+1, d, b/2, b)
+		}
+	}
+}
+
+// A Lock that MaxTries stops says how many attempts failed, and its error
+// still matches ErrNotAcquired and holds the last attempt's QuorumError.
+func TestMaxTriesSaysHowManyAttemptsFailed(t *testing.T) {
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
+	ctx := context.Background()
+	holder := client.NewMutex("bounded", MutexOptions{TTL: time.Minute})
+	require.NoError(t, holder.Lock(ctx))
+	defer holder.Unlock(ctx)
+	err := client.NewMutex("bounded", MutexOptions{MaxTries: 3, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond}).Lock(ctx)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	assert.Contains(t, err.Error(), "3 attempts failed (MutexOptions.MaxTries)")
+	var quorumError *QuorumError
+	assert.ErrorAs(t, err, &quorumError)
 }

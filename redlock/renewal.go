@@ -131,7 +131,7 @@ func (r *renewer) serve(due []renewal) {
 		// (ErrNotHeld), expired, reached MaxHold or its Client closed:
 		// nothing more to renew. The timer of the hold's end ends it, a
 		// loss margin before its validity, or Client.Close did.
-		if e, err := m.sendExtension(&m.renewal, event.generation); err == nil {
+		if e, err := m.sendExtension(&m.renewal, event.generation, 0); err == nil {
 			m.renewal.inFlight = e
 			sent = append(sent, event)
 		}
@@ -173,26 +173,26 @@ func (m *Mutex) finishRenewal(event renewal) {
 	now := c.options.clock.Now()
 	h := &m.hold
 	h.mu.Lock()
-	current, until := h.currentLocked(generation) && !h.lost, h.until
+	current, until, ttl := h.currentLocked(generation) && !h.lost, h.until, h.ttl
 	h.mu.Unlock()
 	if !current {
 		return
 	}
 	var due time.Time
 	switch {
-	case err == nil && e.ttl < m.options.TTL:
+	case err == nil && e.ttl < ttl:
 		// MaxHold cut this extension short: it was the last one, and the
 		// timer of the hold's end ends it.
 		return
 	case err == nil:
-		due = m.nextRenewal(now, until)
+		due = m.nextRenewal(now, until, ttl)
 	default:
 		latest := m.latestRenewal(until)
 		if latest.Before(now) {
 			m.signalLost(generation, err)
 			return
 		}
-		due = now.Add(m.retryDelay())
+		due = now.Add(m.retryDelay(1))
 		if latest.Before(due) {
 			due = latest
 		}
@@ -205,8 +205,8 @@ func (m *Mutex) finishRenewal(event renewal) {
 // after now, or sooner when the validity left is short (a resumed hold),
 // so that an extension that takes a whole node timeout still finishes
 // before the hold's end is signalled. It may be now.
-func (m *Mutex) nextRenewal(now, until time.Time) time.Time {
-	due := now.Add(m.options.TTL / 3)
+func (m *Mutex) nextRenewal(now, until time.Time, ttl time.Duration) time.Time {
+	due := now.Add(ttl / 3)
 	if latest := m.latestRenewal(until); latest.Before(due) {
 		return latest
 	}

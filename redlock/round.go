@@ -152,7 +152,8 @@ func (c *Client) roundDeadline() time.Time {
 // has passed a TTL and the drift allowance later.
 func (m *Mutex) releaseCarriedUntil() time.Time {
 	c := m.client
-	return time.Now().Add(m.options.TTL + drift(m.options.TTL, c.options.DriftFactor) + c.options.NodeTimeout)
+	ttl := max(m.options.TTL, time.Duration(m.hold.longestTTL.Load()))
+	return time.Now().Add(ttl + drift(ttl, c.options.DriftFactor) + c.options.NodeTimeout)
 }
 
 // reportNodeErrors counts the failed nodes of a round and tells the

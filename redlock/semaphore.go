@@ -190,7 +190,7 @@ func (s *Semaphore) Acquire(ctx context.Context) (Permit, error) {
 			w.startAttempt() // forget the wake-ups that came before
 			subscribed = c.notifier.register(w)
 		}
-		if sleepErr := w.sleep(ctx, w.retryDelay(), full && subscribed, 0); sleepErr != nil {
+		if sleepErr := w.sleep(ctx, w.retryDelay(pass), full && subscribed, 0); sleepErr != nil {
 			return Permit{}, fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, err)
 		}
 		var answered int32
@@ -249,7 +249,7 @@ func (p Permit) Extend(ctx context.Context) error {
 	if p.mutex == nil {
 		return ErrNotHeld
 	}
-	return p.mutex.extend(ctx, p.generation)
+	return p.mutex.extend(ctx, p.generation, 0)
 }
 
 // Until returns the end of the permit's validity, as Mutex.Until does, or

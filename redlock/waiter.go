@@ -92,10 +92,19 @@ func (m *Mutex) releasedChannels() []string {
 	return m.wait.channels
 }
 
-// retryDelay draws the retry delay uniformly from the retry range, so that
-// competing clients fall out of step.
-func (m *Mutex) retryDelay() time.Duration {
+// retryDelay draws the retry delay d after the failed attempt number of a
+// Lock (from 1): uniformly from the retry range, so that competing clients
+// fall out of step; with MutexOptions.RetryBackoff, from [b/2, b], where
+// b doubles with each attempt from RetryDelayMin up to RetryDelayMax.
+func (m *Mutex) retryDelay(number int) time.Duration {
 	low, high := m.options.RetryDelayMin, m.options.RetryDelayMax
+	if m.options.RetryBackoff {
+		bound := low
+		for i := 1; i < number && bound < high; i++ {
+			bound *= 2
+		}
+		low, high = min(bound, high)/2, min(bound, high)
+	}
 	if high <= low {
 		return low
 	}
