@@ -40,9 +40,19 @@
 //     acq/s reports acquisitions per second and gap-µs the mean time from
 //     an unlock returning to the next lock returning. Only the peers with a
 //     blocking lock take part: lockmux, redsync and rueidislock.
+//   - BenchmarkFairness: lockmux alone, 8 goroutines on one key with the
+//     handoff's rhythm, plain and with MutexOptions.Fair; it reports the
+//     50th and 99th percentiles of the waits of Lock (p50-ms, p99-ms).
 //
 // Serial, parallel and contention use the single-attempt lock of every
 // peer; on a free key it costs what the blocking lock costs.
+//
+// The lock family has no peer to compare with: none of the Go libraries
+// above offers a fair lock, a semaphore or a read/write lock across
+// independent masters (redsync, redislock and rueidislock lock one key).
+// The uncontended cycles of lockmux's Semaphore, RWMutex and fair lock are
+// measured against its Mutex on the same nodes in the redlock package
+// (BenchmarkSemaphoreCycle, BenchmarkRWMutexCycle, BenchmarkFairLockCycle).
 //
 // Beside ns/op, B/op and allocs/op, every benchmark reports cpu-ns/op, the
 // CPU time of the whole benchmark process (user and system, all threads,
