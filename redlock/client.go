@@ -40,6 +40,9 @@ type Client struct {
 	runIDsMutex sync.Mutex
 	runIDs      map[string]string
 	duplicate   atomic.Pointer[error]
+	// quarantine keeps the nodes that may have lost keys out of the
+	// locks, with Options.Quarantine; nil without.
+	quarantine *quarantine
 }
 
 // New returns a Client for the Redis masters at addresses, in the forms
@@ -88,12 +91,23 @@ func New(addresses []string, options Options) (*Client, error) {
 			}
 		}
 	}
+	if options.Quarantine {
+		c.quarantine = newQuarantine(c)
+	}
 	return c, nil
 }
 
 // recordRunID notes the run_id of a node that connected and detects two
-// addresses that reach the same server.
+// addresses that reach the same server; with Options.Quarantine, the
+// node's verdict is unknown again until its epoch marker is read.
 func (c *Client) recordRunID(address, runID string) {
+	if q := c.quarantine; q != nil {
+		for node, known := range c.addresses {
+			if known == address {
+				q.connected(node) // before the connection carries a command
+			}
+		}
+	}
 	if runID == "" {
 		return // INFO was denied or is not supported: nothing to compare
 	}

@@ -64,6 +64,12 @@ var (
 	// held.
 	ErrNotHeld = errors.New("redlock: mutex not held")
 
+	// ErrQuarantined is matched by the error of a node whose vote did not
+	// count because, with Options.Quarantine, it may have lost keys: its
+	// epoch marker is younger than Options.MaxTTL and its drift allowance,
+	// or was not read since the node connected.
+	ErrQuarantined = errors.New("redlock: node quarantined")
+
 	// ErrWouldDeadlock is returned by an RWMutex's Lock and TryLock while
 	// its own read hold is held, and by its RLock and TryRLock while its
 	// own write hold is held: the RWMutex's own hold would refuse the call
@@ -222,6 +228,10 @@ const (
 	// OutcomeNotSent means the command was not sent, because the node was
 	// down or reconnecting. It had no effect.
 	OutcomeNotSent
+	// OutcomeQuarantined means the node confirmed, but its vote did not
+	// count: with Options.Quarantine, it may have lost keys (see
+	// ErrQuarantined).
+	OutcomeQuarantined
 )
 
 // String returns the outcome's short name: "confirmed", "held", "missing",
@@ -240,6 +250,8 @@ func (o Outcome) String() string {
 		return "timeout"
 	case OutcomeNotSent:
 		return "not sent"
+	case OutcomeQuarantined:
+		return "quarantined"
 	}
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }

@@ -120,6 +120,37 @@ type Options struct {
 	// may override both.
 	RetryDelayMin, RetryDelayMax time.Duration
 
+	// Quarantine keeps a node that may have lost keys out of every lock
+	// for MaxTTL and its drift allowance: Redlock's delayed restart,
+	// enforced by the clients. Each node has an epoch marker, the key
+	// lockmux:epoch (no TTL), with the run_id of the server process that
+	// wrote it and the node's time then. Each connection reads it before
+	// the node's votes count again, and writes it anew when it is missing
+	// (a restart without persistence, a flush) or written by another
+	// process (any restart, a replica promoted); while it is younger than
+	// MaxTTL and the drift allowance by the node's own clock, the node's
+	// confirmations of acquisitions, extensions, resumptions and fence
+	// commits do not count (OutcomeQuarantined, ErrQuarantined), and its
+	// releases still go. Every client reaches the same verdict from the
+	// node's marker. The cost is availability: a node quarantined is a
+	// node down, also after a restart that kept its data, and fresh
+	// servers are quarantined until they are stated new (Client.TrustNodes,
+	// redlock trust-nodes). It is off by default: a plain node that
+	// persists every write (appendonly yes, appendfsync always) loses no
+	// lock key when it restarts, and keeps the locks available; with
+	// persistence that can lose writes, or replicas that can be promoted,
+	// turn it on. A flush of a node that stays up is noticed at its next
+	// connection only. The user needs the key lockmux:epoch (GET, SET) and
+	// INFO.
+	Quarantine bool
+
+	// MaxTTL is the longest TTL any client of these nodes uses, with
+	// Quarantine: a node whose epoch marker is younger than MaxTTL and its
+	// drift allowance may have lost a key that is still valid. A Mutex
+	// with a longer TTL, or an ExtendFor beyond it, is refused with
+	// ErrInvalidOptions. Zero means DefaultTTL.
+	MaxTTL time.Duration
+
 	// Observer is told of acquisitions, releases, extensions, losses and
 	// node errors. Nil means none, at no cost.
 	Observer Observer
@@ -272,6 +303,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.DialTimeout == 0 {
 		o.DialTimeout = defaultDialTimeout
 	}
+	switch {
+	case o.MaxTTL < 0:
+		return o, invalidOption("Options.MaxTTL", o.MaxTTL, "is negative")
+	case o.MaxTTL == 0:
+		o.MaxTTL = DefaultTTL
+	}
 	if o.NodeTimeout == 0 {
 		o.NodeTimeout = DefaultNodeTimeout
 	}
@@ -319,6 +356,8 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "is below MinTTL ("+MinTTL.String()+")")
 	case validity(o.TTL, 0, client.DriftFactor) <= 0:
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "does not exceed the drift allowance ("+drift(o.TTL, client.DriftFactor).String()+")")
+	case client.Quarantine && o.TTL > client.MaxTTL:
+		return o, invalidOption("MutexOptions.TTL", o.TTL, "exceeds Options.MaxTTL ("+client.MaxTTL.String()+"), which the quarantine relies on")
 	case o.AutoExtend && o.TTL < nodeTimeoutsPerTTL*client.NodeTimeout:
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "of a renewed hold is shorter than five node timeouts (Options.NodeTimeout "+client.NodeTimeout.String()+")")
 	}

@@ -138,6 +138,10 @@ type nodeCommand struct {
 	// everyNode makes a round wait for every node's reply, not only for a
 	// quorum's.
 	everyNode bool
+	// vote marks the commands whose confirmations count towards a hold's
+	// quorum: acquisitions, fence commits, extensions and checks. A
+	// quarantined node's do not (see quarantine); its releases still go.
+	vote bool
 	// read tells what a reply that is not an error means for a command
 	// over keys lock keys: the node's outcome and the number it carries:
 	// the counter of a fenced acquisition, the remaining TTL of a check,
@@ -149,27 +153,27 @@ type nodeCommand struct {
 
 // protocol is the protocol table: every command a Mutex sends to a node.
 var protocol = [...]nodeCommand{
-	nodeAcquire:        {operation: OperationLock, argument: argumentNumber, read: readAcquire},
-	nodeAcquireWaiting: {operation: OperationLock, script: acquireWaitingLua, argument: argumentNumber, read: readAcquire},
-	nodeAcquireMulti:   {operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquire},
-	nodeAcquireFenced:  {operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
-	nodeCommitFence:    {operation: OperationLock, script: commitFenceLua, fenced: true, argument: argumentNumber, read: readCommitFence},
+	nodeAcquire:        {vote: true, operation: OperationLock, argument: argumentNumber, read: readAcquire},
+	nodeAcquireWaiting: {vote: true, operation: OperationLock, script: acquireWaitingLua, argument: argumentNumber, read: readAcquire},
+	nodeAcquireMulti:   {vote: true, operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquire},
+	nodeAcquireFenced:  {vote: true, operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeCommitFence:    {vote: true, operation: OperationLock, script: commitFenceLua, fenced: true, argument: argumentNumber, read: readCommitFence},
 	nodeRelease:        {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
 	nodeQuietRelease:   {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, read: readRelease},
-	nodeExtend:         {operation: OperationExtend, script: extendLua, argument: argumentNumber, read: readExtend},
+	nodeExtend:         {vote: true, operation: OperationExtend, script: extendLua, argument: argumentNumber, read: readExtend},
 	nodeRepair:         {operation: OperationExtend, script: repairLua, eval: true, argument: argumentNumber, read: readRepair},
-	nodeCheck:          {operation: OperationResume, script: checkLua, read: readCheck},
+	nodeCheck:          {vote: true, operation: OperationResume, script: checkLua, read: readCheck},
 
-	nodeAcquireWrite:       {operation: OperationLock, script: acquireWriteLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
-	nodeAcquireWriteFenced: {operation: OperationLock, script: acquireWriteLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
-	nodeAcquireRead:        {operation: OperationLock, script: acquireReadLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeAcquireWrite:       {vote: true, operation: OperationLock, script: acquireWriteLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeAcquireWriteFenced: {vote: true, operation: OperationLock, script: acquireWriteLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeAcquireRead:        {vote: true, operation: OperationLock, script: acquireReadLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
 	nodeReleaseRead:        {operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
 	nodeQuietReleaseRead:   {operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, read: readRelease},
-	nodeExtendRead:         {operation: OperationExtend, script: extendReadLua, argument: argumentNumber, read: readExtend},
+	nodeExtendRead:         {vote: true, operation: OperationExtend, script: extendReadLua, argument: argumentNumber, read: readExtend},
 	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, eval: true, guarded: true, argument: argumentNumber, read: readRepair},
-	nodeCheckRead:          {operation: OperationResume, script: checkReadLua, read: readCheck},
+	nodeCheckRead:          {vote: true, operation: OperationResume, script: checkReadLua, read: readCheck},
 
-	nodeAcquireFair: {operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeAcquireFair: {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
 	nodeReleaseFair: {operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
 	nodeFairTicket:  {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
 	nodeFairEnqueue: {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},

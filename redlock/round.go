@@ -25,6 +25,7 @@ func (m *Mutex) newNodeRound() *nodeRound {
 	c := m.client
 	r := &nodeRound{round: c.group.NewRound()}
 	r.tally.nodes = make([]nodeOutcome, c.group.Len())
+	r.tally.quarantine = c.quarantine
 	r.tally.keys = len(m.keys)
 	return r
 }
@@ -117,6 +118,9 @@ func (m *Mutex) exchange(ctx context.Context, r *nodeRound) error {
 // the tally ready to count its replies, which gather then reads.
 func (m *Mutex) post(r *nodeRound) {
 	c := m.client
+	if q := c.quarantine; q != nil && protocol[r.command].vote {
+		q.verify() // after a node (re)connected: its votes count only once its marker is read
+	}
 	r.tally.reset(r.command, c.need)
 	c.group.Send(r.round, c.roundDeadline())
 }

@@ -36,6 +36,9 @@ type tally struct {
 	failed  int // nodes that failed: error, timeout, not sent
 	down    int // failed nodes that are known down or misconfigured
 	config  int // the misconfigured ones among them
+	// quarantine, with Options.Quarantine, keeps the votes of the nodes
+	// that may have lost keys from counting; nil without.
+	quarantine *quarantine
 }
 
 // operation is the operation the round serves, as users see it.
@@ -55,6 +58,11 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	outcome := &t.nodes[node]
 	*outcome = t.read(round, node)
 	outcome.latency = round.Latency(node)
+	if q := t.quarantine; q != nil && outcome.outcome == OutcomeConfirmed && protocol[t.command].vote {
+		if excluded, left := q.excludes(node); excluded {
+			outcome.outcome, outcome.err = OutcomeQuarantined, q.errQuarantined(left)
+		}
+	}
 	switch outcome.outcome {
 	case OutcomeConfirmed:
 		t.got++

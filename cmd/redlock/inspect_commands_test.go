@@ -250,3 +250,21 @@ func TestUnlockForceReleasesWhoeverHolds(t *testing.T) {
 	assert.Equal(t, exitFailed, again.status)
 	assert.Contains(t, again.stdout, "was not held")
 }
+
+// trust-nodes refuses without --force, and with it writes every node's
+// epoch marker as old as the node.
+func TestTrustNodesStatesTheNodesNew(t *testing.T) {
+	redistest.RequireReal(t) // INFO in scripts
+	servers, addresses := startNodes(t, 3, redistest.Options{})
+	variables := map[string]string{addressesVariable: addresses}
+	refused := invoke(t, variables, "trust-nodes")
+	assert.Equal(t, exitUsage, refused.status)
+	assert.Contains(t, refused.stderr, "without --force")
+	assert.Equal(t, "0", servers[0].Do(t, "EXISTS", "lockmux:epoch"))
+
+	trusted := invoke(t, variables, "trust-nodes", "--force")
+	assert.Equal(t, exitOK, trusted.status, trusted.stderr)
+	for _, server := range servers {
+		assert.Regexp(t, `^\w+ 0$`, server.Do(t, "GET", "lockmux:epoch"), "written as old as the node")
+	}
+}

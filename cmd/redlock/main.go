@@ -43,6 +43,7 @@ var commands = []command{
 	{name: "scan", summary: "list lock keys per node, and those without a TTL", run: scanCommand},
 	{name: "unlock", summary: "release a lock whoever holds it (administrative, --force)", run: unlockCommand},
 	{name: "doctor", summary: "check that the nodes can carry Redlock safely", run: doctorCommand},
+	{name: "trust-nodes", summary: "state that the nodes are new, for the quarantine (--force)", run: trustCommand},
 	{name: "bench", summary: "measure lock latency and throughput", run: benchCommand},
 	{name: "demo", summary: "watch workers share a lock while nodes fail", run: demoCommand},
 }

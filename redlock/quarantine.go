@@ -1,0 +1,172 @@
+package redlock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockmux/lockmux/resp"
+)
+
+// epochScript reads a node's epoch marker, and writes it when it is
+// missing or was written by another server process (see quarantine).
+//
+//go:embed scripts/epoch.lua
+var epochScript string
+
+// epochLua is epochScript, sent whole with EVAL: it runs once per
+// connection, off the fast path.
+var epochLua = newScript(epochScript)
+
+// epochKey is the key of a node's epoch marker. It has no TTL.
+const epochKey = "lockmux:epoch"
+
+// quarantine keeps, per node, whether its votes count (Options.Quarantine).
+// A node that may have lost keys (restarted without them, promoted from a
+// replica, flushed) takes part in no lock until its epoch marker is older
+// than Options.MaxTTL and its drift allowance by the node's own clock:
+// every hold it could have lost has ended by then. Every client reaches
+// the same verdict from the node's marker. A node's verdict is unknown
+// from its every connection until its marker is read (verify), and its
+// votes do not count meanwhile: OnConnect marks it before the connection
+// carries a command.
+type quarantine struct {
+	client    *Client
+	threshold time.Duration // MaxTTL and its drift allowance
+	origin    time.Time     // the Client's clock when it started: until counts from it
+	nodes     []quarantineNode
+	verifying sync.Mutex // one verification at a time
+	pending   atomic.Int32
+}
+
+// quarantineNode is one node's verdict.
+type quarantineNode struct {
+	pending atomic.Bool  // its marker was not read since it connected
+	until   atomic.Int64 // the end of its quarantine, in nanoseconds from origin
+}
+
+func newQuarantine(c *Client) *quarantine {
+	q := &quarantine{client: c, threshold: c.options.MaxTTL + drift(c.options.MaxTTL, c.options.DriftFactor),
+		origin: c.options.clock.Now(), nodes: make([]quarantineNode, len(c.dialAddresses))}
+	for node := range q.nodes {
+		q.nodes[node].pending.Store(true)
+	}
+	q.pending.Store(int32(len(q.nodes)))
+	return q
+}
+
+// connected notes that node connected: its verdict is unknown until its
+// marker is read again.
+func (q *quarantine) connected(node int) {
+	if !q.nodes[node].pending.Swap(true) {
+		q.pending.Add(1)
+	}
+}
+
+// excludes reports whether node's votes do not count now, and for how
+// long more it is quarantined (0 when its verdict is unknown).
+func (q *quarantine) excludes(node int) (bool, time.Duration) {
+	n := &q.nodes[node]
+	if n.pending.Load() {
+		return true, 0
+	}
+	left := time.Duration(n.until.Load()) - q.client.options.clock.Now().Sub(q.origin)
+	return left > 0, left
+}
+
+// errQuarantined returns the error of a node whose vote did not count.
+func (q *quarantine) errQuarantined(left time.Duration) error {
+	if left <= 0 {
+		return fmt.Errorf("%w: its epoch marker was not read since it connected", ErrQuarantined)
+	}
+	return fmt.Errorf("%w for %v more: its epoch marker is younger than Options.MaxTTL and the drift allowance "+
+		"(it restarted, was promoted or was flushed, and may have lost keys)", ErrQuarantined, left.Round(time.Millisecond))
+}
+
+// verify reads the epoch markers of the nodes whose verdict is unknown,
+// writing the missing or foreign ones, before a round whose votes count.
+// A node that does not answer stays unknown, and its votes do not count.
+// It waits at most a dial timeout, or a node timeout when longer.
+func (q *quarantine) verify() {
+	if q.pending.Load() == 0 {
+		return
+	}
+	c := q.client
+	ctx, cancel := context.WithTimeout(context.Background(), max(c.options.NodeTimeout, c.options.DialTimeout))
+	defer cancel()
+	q.verifying.Lock()
+	defer q.verifying.Unlock()
+	if q.pending.Load() == 0 {
+		return // verified by another goroutine meanwhile
+	}
+	q.run(ctx, "check")
+}
+
+// run sends the epoch script with action to every node and records the
+// verdicts of those that answer.
+func (q *quarantine) run(ctx context.Context, action string) []error {
+	c := q.client
+	round := c.group.NewRound()
+	round.SetEval(epochLua, 1, 1)
+	round.AppendString(epochKey)
+	round.AppendString(action)
+	start := c.options.clock.Now()
+	c.group.Send(round, time.Now().Add(max(c.options.NodeTimeout, c.options.DialTimeout)))
+	waitErr := c.group.Wait(ctx, round, nil)
+	errs := make([]error, len(q.nodes))
+	for node := range q.nodes {
+		reply := round.Reply(node)
+		switch {
+		case waitErr != nil:
+			errs[node] = waitErr
+		case round.Err(node) != nil:
+			errs[node] = fmt.Errorf("%w: %w", ErrNodeUnreachable, round.Err(node))
+		case reply.IsError():
+			errs[node] = fmt.Errorf("epoch marker %s: %w", epochKey, reply.Err())
+		case reply.Type == resp.TypeInteger && reply.Int >= 0:
+			age := time.Duration(reply.Int) * time.Millisecond
+			n := &q.nodes[node]
+			// The marker's age was read after start: counting the rest of
+			// the quarantine from start ends it no sooner than the node's.
+			n.until.Store(int64(start.Sub(q.origin) + q.threshold - age))
+			if n.pending.Swap(false) {
+				q.pending.Add(-1)
+			}
+		default:
+			errs[node] = fmt.Errorf("%w: epoch script answered %s", errUnexpectedReply, reply)
+		}
+	}
+	return errs
+}
+
+// TrustNodes states that the nodes are new, or kept every key they ever
+// held: servers started empty for this Client, never used by a lock
+// before. It writes each node's epoch marker as if it were as old as the
+// node, so that Options.Quarantine does not keep them out of the locks.
+// It is the operator's statement, and a false one breaks the exclusion: a
+// node that lost keys of live holds, trusted, can give the same lock to a
+// second client. The next restart, failover or flush of a node is
+// quarantined again. It returns an error naming the nodes that could not
+// be reached.
+func (c *Client) TrustNodes(ctx context.Context) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	q := c.quarantine
+	if q == nil {
+		q = newQuarantine(c) // the markers are written all the same, for Clients that quarantine
+	}
+	q.verifying.Lock()
+	defer q.verifying.Unlock()
+	var failures []error
+	for node, err := range q.run(ctx, "trust") {
+		if err != nil {
+			failures = append(failures, fmt.Errorf("%s: %w", c.addresses[node], err))
+		}
+	}
+	return errors.Join(failures...)
+}

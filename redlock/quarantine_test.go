@@ -1,0 +1,172 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/faultnet"
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+// quarantined reports whether err holds a node outcome quarantined by
+// the Client's quarantine.
+func quarantined(err error) bool {
+	var failure *QuorumError
+	if !errors.As(err, &failure) {
+		return false
+	}
+	for _, node := range failure.Nodes {
+		if node.Outcome == OutcomeQuarantined && errors.Is(node.Err, ErrQuarantined) {
+			return true
+		}
+	}
+	return false
+}
+
+// trustedCluster starts three real servers and states them new.
+func trustedCluster(t *testing.T) *cluster {
+	t.Helper()
+	redistest.RequireReal(t) // restarts, and INFO in scripts
+	nodes := startCluster(t, 3, redistest.Options{})
+	client, err := New(nodes.addresses, Options{})
+	require.NoError(t, err)
+	defer client.Close()
+	require.NoError(t, client.TrustNodes(context.Background()))
+	return nodes
+}
+
+// Redlock's restart hazard: A holds the lock on nodes 0 and 1 (node 2
+// did not answer), node 1 restarts without its data, and B asks nodes 1
+// and 2. Without the quarantine B gets the lock while A's is valid; with
+// it, node 1's vote does not count until MaxTTL has passed.
+func TestQuarantineKeepsARestartedNodeOutOfTheLocks(t *testing.T) {
+	nodes := trustedCluster(t)
+	ctx := context.Background()
+	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	var proxied []string
+	for i, server := range nodes.servers {
+		proxy := faultnet.New(t, server.Addr())
+		if i == 2 {
+			proxy.Partition()
+		}
+		proxied = append(proxied, proxy.Addr())
+	}
+	a, err := New(proxied, options)
+	require.NoError(t, err)
+	defer a.Close()
+	held := a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, held.Lock(ctx), "A holds nodes 0 and 1")
+
+	nodes.servers[1].Kill9()
+	nodes.servers[1].Wipe()
+	nodes.servers[1].Restart(t)
+
+	b := nodes.client(t, options)
+	err = b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
+	require.ErrorIs(t, err, ErrNotAcquired, "B would hold the lock A holds")
+	assert.True(t, quarantined(err), "node 1 is quarantined: %v", err)
+
+	unguarded := nodes.client(t, Options{})
+	m := unguarded.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, m.TryLock(ctx), "without the quarantine, the violation")
+	require.NoError(t, m.Unlock(ctx))
+}
+
+// The quarantine ends when the marker is older than MaxTTL and its drift
+// allowance by the node's clock: the node votes again, and a Lock that
+// waits gets the lock then.
+func TestQuarantineEndsAfterMaxTTL(t *testing.T) {
+	nodes := trustedCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, i := range []int{0, 1} {
+		nodes.servers[i].Kill9()
+		nodes.servers[i].Wipe()
+		nodes.servers[i].Restart(t)
+	}
+	observer := &failedAttempts{failed: make(chan struct{}, 64)}
+	client := nodes.client(t, Options{Quarantine: true, MaxTTL: 300 * time.Millisecond, Observer: observer,
+		RetryDelayMin: 20 * time.Millisecond, RetryDelayMax: 40 * time.Millisecond})
+	m := client.NewMutex("after", MutexOptions{TTL: 300 * time.Millisecond})
+	err := m.TryLock(ctx)
+	require.ErrorIs(t, err, ErrNotAcquired, "two of three nodes restarted empty")
+	assert.True(t, quarantined(err), "%v", err)
+	start := time.Now()
+	require.NoError(t, m.Lock(ctx))
+	assert.Less(t, time.Since(start), 5*time.Second)
+	require.NoError(t, m.Unlock(ctx))
+}
+
+// Every client reaches the same verdict from the node's marker, whether it
+// was connected before the restart or connects after it.
+func TestQuarantineVerdictIsTheSameForEveryClient(t *testing.T) {
+	nodes := trustedCluster(t)
+	ctx := context.Background()
+	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	before := nodes.client(t, options)
+	m := before.NewMutex("shared", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, m.Lock(ctx))
+	require.NoError(t, m.Unlock(ctx))
+
+	for _, i := range []int{0, 1} {
+		nodes.servers[i].Kill9()
+		nodes.servers[i].Wipe()
+		nodes.servers[i].Restart(t)
+	}
+	after := nodes.client(t, options)
+	for name, client := range map[string]*Client{"connected before": before, "connected after": after} {
+		err := client.NewMutex("shared", MutexOptions{TTL: 10 * time.Second, MaxTries: 2, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond}).Lock(ctx)
+		require.ErrorIs(t, err, ErrNotAcquired, name)
+		assert.True(t, quarantined(err), "%s: %v", name, err)
+	}
+}
+
+// A quarantined node's vote does not count, but the releases still reach
+// it: a hold won on the other nodes leaves no key behind on it.
+func TestQuarantinedNodeStillGetsReleases(t *testing.T) {
+	nodes := trustedCluster(t)
+	ctx := context.Background()
+	nodes.servers[2].Kill9()
+	nodes.servers[2].Wipe()
+	nodes.servers[2].Restart(t)
+	client := nodes.client(t, Options{Quarantine: true, MaxTTL: 10 * time.Second})
+	m := client.NewMutex("released", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, m.Lock(ctx), "nodes 0 and 1 are a quorum")
+	assert.Equal(t, "1", nodes.servers[2].Do(t, "EXISTS", "released"), "the acquisition reached the quarantined node")
+	require.NoError(t, m.Unlock(ctx))
+	assert.Equal(t, "0", nodes.servers[2].Do(t, "EXISTS", "released"), "and so did the release")
+}
+
+// Fresh servers have no marker: quarantined, until the operator states
+// them new.
+func TestTrustNodesLetsNewNodesVote(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx := context.Background()
+	client := nodes.client(t, Options{Quarantine: true, MaxTTL: 10 * time.Second})
+	m := client.NewMutex("fresh", MutexOptions{TTL: 10 * time.Second})
+	err := m.TryLock(ctx)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	assert.True(t, quarantined(err), "%v", err)
+
+	require.NoError(t, client.TrustNodes(ctx))
+	require.NoError(t, m.TryLock(ctx))
+	require.NoError(t, m.Unlock(ctx))
+}
+
+// With the quarantine, a Mutex whose TTL exceeds MaxTTL is refused, and so
+// is an extension beyond it.
+func TestQuarantineRefusesATTLBeyondMaxTTL(t *testing.T) {
+	client := startCluster(t, 1, redistest.Options{}).client(t, Options{Quarantine: true, MaxTTL: 2 * time.Second})
+	ctx := context.Background()
+	err := client.NewMutex("long", MutexOptions{TTL: 5 * time.Second}).Lock(ctx)
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	assert.Contains(t, err.Error(), "MaxTTL")
+	m := client.NewMutex("short", MutexOptions{TTL: time.Second})
+	assert.ErrorIs(t, m.ExtendFor(ctx, 5*time.Second), ErrInvalidOptions)
+}
