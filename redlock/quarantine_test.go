@@ -154,6 +154,9 @@ func TestTrustNodesLetsNewNodesVote(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired)
 	assert.True(t, quarantined(err), "%v", err)
 
+	assert.Equal(t, uint64(3), client.Stats().Quarantined, "Stats counts the votes that did not count")
+	assert.Zero(t, client.Stats().NodeErrors, "a quarantined node answered: no node error")
+
 	require.NoError(t, client.TrustNodes(ctx))
 	require.NoError(t, m.TryLock(ctx))
 	require.NoError(t, m.Unlock(ctx))

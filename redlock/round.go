@@ -169,7 +169,7 @@ func (m *Mutex) reportNodeErrors(tally *tally) {
 	observer := m.client.options.Observer
 	for i, node := range tally.nodes {
 		switch node.outcome {
-		case OutcomeError, OutcomeTimeout, OutcomeNotSent:
+		case OutcomeError, OutcomeTimeout, OutcomeNotSent, OutcomeQuarantined:
 			if node.err == errNotAwaited {
 				continue
 			}

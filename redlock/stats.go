@@ -105,6 +105,9 @@ type Stats struct {
 	// NodeErrors counts node failures in rounds (errors, timeouts, commands
 	// not sent); NodeTimeouts counts the timeouts among them.
 	NodeErrors, NodeTimeouts uint64
+	// Quarantined counts the confirmations that did not count because
+	// their node was quarantined (Options.Quarantine).
+	Quarantined uint64
 	// Acquire, Release and Extend are the latencies of the acquisition
 	// attempts (successful or not), releases and extension attempts.
 	Acquire, Release, Extend Histogram
@@ -149,6 +152,7 @@ type statsRecorder struct {
 	lost         atomic.Uint64
 	nodeErrors   atomic.Uint64
 	nodeTimeouts atomic.Uint64
+	quarantined  atomic.Uint64
 
 	acquire histogramRecorder
 	release histogramRecorder
@@ -193,8 +197,13 @@ func (s *statsRecorder) recordLost() {
 }
 
 // recordNodeError records a node's failure with the given outcome; a
-// timeout is counted as a node error and as a timeout.
+// timeout is counted as a node error and as a timeout, a quarantined
+// node's confirmation apart.
 func (s *statsRecorder) recordNodeError(outcome Outcome) {
+	if outcome == OutcomeQuarantined {
+		s.quarantined.Add(1) // the node answered: not a failure
+		return
+	}
 	s.nodeErrors.Add(1)
 	if outcome == OutcomeTimeout {
 		s.nodeTimeouts.Add(1)
@@ -214,6 +223,7 @@ func (s *statsRecorder) snapshot() Stats {
 		Lost:         s.lost.Load(),
 		NodeErrors:   s.nodeErrors.Load(),
 		NodeTimeouts: s.nodeTimeouts.Load(),
+		Quarantined:  s.quarantined.Load(),
 		Acquire:      s.acquire.snapshot(),
 		Release:      s.release.snapshot(),
 		Extend:       s.extend.snapshot(),

@@ -48,6 +48,7 @@ type profile struct {
 	semaphoreLimit        int  // the permits of the semaphore the workers hold too; 0 for none
 	readWrite             bool // the workers also read and write a read/write lock
 	fair                  bool // the workers also lock a fair lock
+	quarantine            bool // the workers' clients quarantine nodes that lost keys (F2 is then a must-survive fault)
 	localClients          int  // in-process clients, each with its own proxies
 	localGoroutines       int
 	processes             int // worker processes (phase B pauses them)
@@ -96,6 +97,13 @@ func runChaos(t *testing.T, p profile) runFigures {
 		}
 	}
 	c := startCluster(t, clusterOptions{nodes: 5, shim: shim})
+	if p.quarantine {
+		// The servers are new, and stated so, as the quarantine asks.
+		trusting, err := redlock.New(c.addresses(), redlock.Options{})
+		require.NoError(t, err)
+		require.NoError(t, trusting.TrustNodes(context.Background()))
+		trusting.Close()
+	}
 	rec := safety.NewRecorder()
 	rec.SetPhase(safety.PhaseWarmup)
 	socketDir, err := os.MkdirTemp("", "safety")
@@ -120,7 +128,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 	if p.fair {
 		fair = chaosFair
 	}
-	base := workerConfig{Keys: keys, Semaphore: chaosSemaphore, SemaphoreLimit: p.semaphoreLimit, ReadWrite: readWrite, Fair: fair,
+	base := workerConfig{Keys: keys, Semaphore: chaosSemaphore, SemaphoreLimit: p.semaphoreLimit, ReadWrite: readWrite, Fair: fair, Quarantine: p.quarantine,
 		Resource: c.resource.Addr(), TTL: p.ttl, NodeTimeout: 50 * time.Millisecond,
 		RetryMin: 10 * time.Millisecond, RetryMax: 60 * time.Millisecond, AcquireTimeout: 2 * p.ttl,
 		LongChance: p.longChance, Socket: filepath.Join(socketDir, "recorder.sock"), Lifetime: 10 * time.Minute}

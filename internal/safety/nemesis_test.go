@@ -55,6 +55,13 @@ var mustSurvive = []fault{
 	{"F28 active expiry off", (*nemesis).activeExpiryOff},
 }
 
+// restartAtOnceEmpty is F2, which phase A survives only with
+// redlock.Options.Quarantine: a node killed and restarted at once without
+// its data (phase C's restart canary shows what it does without).
+var restartAtOnceEmpty = fault{restartAtOnceEmptyName, (*nemesis).restartAtOnceEmpty}
+
+const restartAtOnceEmptyName = "F2 kill -9, restart at once with no data"
+
 // scriptFlush is F24: EVALSHA then answers NOSCRIPT, and the library
 // sends the script again in the same round.
 var scriptFlush = fault{"F24 SCRIPT FLUSH", (*nemesis).scriptFlush}
@@ -134,6 +141,17 @@ func (n *nemesis) killRestart() {
 	n.begin(what, i)
 	n.cluster.nodes[i].Kill9()
 	time.Sleep(300 * time.Millisecond)
+	n.cluster.nodes[i].Restart(n.t)
+	n.heal(what, i)
+}
+
+func (n *nemesis) restartAtOnceEmpty() {
+	i := n.pick(1)[0]
+	what := restartAtOnceEmptyName
+	n.begin(what, i)
+	n.cluster.nodes[i].Kill9()
+	n.cluster.nodes[i].Wipe()
+	n.rec.Record(safety.Event{Kind: safety.KindWipe, What: what, Node: n.nodeName(i)})
 	n.cluster.nodes[i].Restart(n.t)
 	n.heal(what, i)
 }

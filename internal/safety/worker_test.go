@@ -49,6 +49,9 @@ type workerConfig struct {
 	// ReadWrite, when not empty, is the name of a read/write lock that
 	// the workers read and write too: a reader only reads the resource.
 	ReadWrite string
+	// Quarantine turns redlock.Options.Quarantine on, with MaxTTL the TTL:
+	// a node restarted without its data votes again only a TTL later.
+	Quarantine bool
 	// Fair, when not empty, is the key of a fair lock (MutexOptions.Fair)
 	// that the workers lock too; its holds have no fence, and only read
 	// the resource.
@@ -115,6 +118,8 @@ func (c *workerConfig) clientOptions(observer redlock.Observer) redlock.Options 
 		RetryDelayMin: c.RetryMin,
 		RetryDelayMax: c.RetryMax,
 		Observer:      observer,
+		Quarantine:    c.Quarantine,
+		MaxTTL:        c.TTL,
 	}
 }
 
