@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -22,8 +23,9 @@ var epochScript string
 // connection, off the fast path.
 var epochLua = newScript(epochScript)
 
-// epochKey is the key of a node's epoch marker. It has no TTL.
-const epochKey = "lockmux:epoch"
+// epochKey is the key of a node's epoch marker, which the doctor shares.
+// It has no TTL.
+const epochKey = naming.EpochKey
 
 // quarantine keeps, per node, whether its votes count (Options.Quarantine).
 // A node that may have lost keys (restarted without them, promoted from a

@@ -21,7 +21,8 @@ node: it answers; it is a master, not a replica, and without replicas that
 could take over; it is not in cluster mode; no other address reaches the same
 server (run_id); it persists every write (appendonly yes, appendfsync always);
 it never evicts keys (maxmemory-policy noeviction); it has run for longer than
-the longest TTL, or persists every write; its clock is close to this host's
+the longest TTL, or persists every write; its epoch marker, for clients with
+Options.Quarantine, is older than the longest TTL; its clock is close to this host's
 (TIME, corrected for half the round trip); it can notify waiters of releases
 (RESP3, and an ACL that lets the user use the release channels);
 the user has every right lockmux needs: the commands, the lock keys, their

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -52,7 +53,8 @@ func examineNode(ctx context.Context, facts nodeFacts, address string, options O
 	report.RunID = facts.info["run_id"]
 
 	persistence, durable := facts.checkPersistence(ctx)
-	report.Findings = append(report.Findings, persistence, facts.checkEviction(ctx), facts.checkUptime(options.LongestTTL, durable))
+	report.Findings = append(report.Findings, persistence, facts.checkEviction(ctx), facts.checkUptime(options.LongestTTL, durable),
+		facts.checkEpoch(ctx, options.LongestTTL))
 	clock, offset := facts.checkClock(ctx, options.MaxClockOffset)
 	report.Findings = append(report.Findings, clock)
 	report.ClockOffset = offset
@@ -270,4 +272,55 @@ func absoluteDuration(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// readEpochScript reads the epoch marker and the node's time, and changes
+// nothing: {marker or "", seconds, microseconds}.
+const readEpochScript = `local t = redis.call("TIME")
+return {redis.call("GET", KEYS[1]) or "", t[1], t[2]}`
+
+// checkEpoch reads the node's epoch marker, the key of
+// redlock.Options.Quarantine, and tells what a client that quarantines
+// would conclude, with longestTTL as its MaxTTL: a node without a marker,
+// or with one written by another server process, is quarantined for the
+// longest TTL when such a client connects; one with a younger marker for
+// what remains of it. Without the quarantine the marker does not matter:
+// these are warnings, never failures.
+func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Finding {
+	epochKey := naming.EpochKey
+	request := mux.NewRequest("EVAL", readEpochScript, "1", epochKey)
+	if err := f.do(ctx, request); err != nil {
+		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("cannot read the epoch marker %s: %v", epochKey, err)}
+	}
+	reply := request.Reply()
+	if reply.IsError() || len(reply.Elems) != 3 {
+		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker %s could not be read (%v); "+
+			"a client with Options.Quarantine needs GET and SET on it", epochKey, reply)}
+	}
+	seconds, _ := strconv.ParseInt(string(reply.Elems[1].Str), 10, 64)
+	micros, _ := strconv.ParseInt(string(reply.Elems[2].Str), 10, 64)
+	now := seconds*1000 + micros/1000
+	const restate = "; state new nodes with redlock trust-nodes --force, and only those"
+	owner, written, found := strings.Cut(string(reply.Elems[0].Str), " ")
+	switch at, err := strconv.ParseInt(written, 10, 64); {
+	case reply.Elems[0].Str == nil || len(reply.Elems[0].Str) == 0:
+		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("no epoch marker: the node is new, or lost its data (a restart without "+
+			"persistence, a flush); a client with Options.Quarantine keeps it out of the locks for the longest TTL (%v) when it connects%s",
+			longestTTL, restate)}
+	case !found || err != nil:
+		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker %s holds %q, not a run_id and a time: a client with "+
+			"Options.Quarantine writes it anew and keeps the node out of the locks for the longest TTL (%v)", epochKey, reply.Elems[0].Str, longestTTL)}
+	case f.info["run_id"] != "" && owner != f.info["run_id"]:
+		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker was written by another server process (run_id %s): "+
+			"the node restarted or was promoted since, and a client with Options.Quarantine keeps it out of the locks for the longest "+
+			"TTL (%v) when it connects", owner, longestTTL)}
+	default:
+		age := time.Duration(now-at) * time.Millisecond
+		if age < longestTTL {
+			return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker is %v old: a client with Options.Quarantine keeps "+
+				"the node out of the locks for %v more", age.Round(time.Millisecond), (longestTTL - age).Round(time.Millisecond))}
+		}
+		return Finding{CheckEpoch, SeverityOK, fmt.Sprintf("the epoch marker is older than the longest TTL (%v): a client with "+
+			"Options.Quarantine lets the node vote", longestTTL)}
+	}
 }

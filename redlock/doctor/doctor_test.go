@@ -53,7 +53,8 @@ func TestDoctorDefaultServerWarnsAboutPersistence(t *testing.T) {
 		checks = append(checks, finding.Check)
 	}
 	assert.Equal(t, []string{doctor.CheckReachable, doctor.CheckRole, doctor.CheckCluster, doctor.CheckRunID,
-		doctor.CheckPersistence, doctor.CheckEviction, doctor.CheckUptime, doctor.CheckClock, doctor.CheckNotifications, doctor.CheckPermissions}, checks)
+		doctor.CheckPersistence, doctor.CheckEviction, doctor.CheckUptime, doctor.CheckEpoch, doctor.CheckClock, doctor.CheckNotifications,
+		doctor.CheckPermissions}, checks)
 	for _, check := range []string{doctor.CheckReachable, doctor.CheckRole, doctor.CheckCluster, doctor.CheckRunID,
 		doctor.CheckEviction, doctor.CheckClock, doctor.CheckNotifications, doctor.CheckPermissions} {
 		assert.Equal(t, doctor.SeverityOK, findingOf(t, report, check).Severity, "%s: %s", check, findingOf(t, report, check).Message)
@@ -72,6 +73,10 @@ func TestDoctorSafeServerPasses(t *testing.T) {
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{ExtraArgs: []string{
 		"--appendonly", "yes", "--appendfsync", "always", "--maxmemory-policy", "noeviction"}})
+	trusting, err := redlock.New([]string{server.Addr()}, redlock.Options{})
+	require.NoError(t, err)
+	require.NoError(t, trusting.TrustNodes(doctorContext(t)), "a new server, stated new for the quarantine")
+	trusting.Close()
 	reports, err := doctor.Run(doctorContext(t), []string{server.Addr()}, redlock.Options{}, doctor.Options{LongestTTL: time.Hour})
 	require.NoError(t, err)
 	require.Len(t, reports, 1)
@@ -343,4 +348,33 @@ func TestDoctorChecksNotifications(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The epoch check reads the marker of the quarantine without writing it:
+// none on a new server, one written by another process after a restart,
+// and one as old as the node once the node is stated new.
+func TestDoctorReadsTheEpochMarker(t *testing.T) {
+	redistest.RequireReal(t)
+	server := redistest.Start(t, redistest.Options{})
+	epoch := func() doctor.Finding {
+		reports, err := doctor.Run(doctorContext(t), []string{server.Addr()}, redlock.Options{}, doctor.Options{LongestTTL: time.Minute})
+		require.NoError(t, err)
+		return findingOf(t, reports[0], doctor.CheckEpoch)
+	}
+	missing := epoch()
+	assert.Equal(t, doctor.SeverityWarn, missing.Severity)
+	assert.Contains(t, missing.Message, "no epoch marker")
+	assert.Equal(t, "0", server.Do(t, "EXISTS", "lockmux:epoch"), "the doctor only reads")
+
+	require.Equal(t, "OK", server.Do(t, "SET", "lockmux:epoch", "0123456789abcdef 0"))
+	foreign := epoch()
+	assert.Equal(t, doctor.SeverityWarn, foreign.Severity)
+	assert.Contains(t, foreign.Message, "written by another server process")
+
+	client, err := redlock.New([]string{server.Addr()}, redlock.Options{})
+	require.NoError(t, err)
+	defer client.Close()
+	require.NoError(t, client.TrustNodes(doctorContext(t)))
+	trusted := epoch()
+	assert.Equal(t, doctor.SeverityOK, trusted.Severity, trusted.Message)
 }

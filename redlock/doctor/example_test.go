@@ -53,5 +53,6 @@ func ExampleRun() {
 	// warn persistence
 	// warn maxmemory-policy
 	// warn uptime
+	// warn epoch
 	// started
 }

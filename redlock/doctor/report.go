@@ -57,6 +57,11 @@ const (
 	// CheckUptime is the check that the node has run for longer than the
 	// longest TTL, or persists every write.
 	CheckUptime = "uptime"
+	// CheckEpoch reads the node's epoch marker (redlock.Options.Quarantine):
+	// missing, written by another server process, or how old it is, and
+	// whether a client that quarantines would keep the node out of the
+	// locks for the longest TTL. It only reads.
+	CheckEpoch = "epoch"
 	// CheckClock is the check that the node's clock agrees with the client's.
 	CheckClock = "clock"
 	// CheckNotifications is the check that the node can carry the release

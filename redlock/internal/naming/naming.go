@@ -31,6 +31,11 @@ const (
 	TicketsKeySuffix = ":tickets"
 )
 
+// EpochKey is the key of a node's epoch marker (redlock.Options.Quarantine):
+// the run_id of the server process that wrote it and the node's time then,
+// in milliseconds. It has no TTL.
+const EpochKey = "lockmux:epoch"
+
 // ReleasedChannelPrefix starts the pub/sub channel on which the release
 // script announces that a key is free; the key follows it.
 const ReleasedChannelPrefix = "lockmux:released:"
