@@ -134,6 +134,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	if err := m.newToken(); err != nil {
 		return 0, 0, err
 	}
+	m.verifyEpochs()
 	if m.kind == kindFair && number == 1 {
 		// A Lock's first attempt is a newcomer's: the identity of an
 		// earlier Lock's place in line is not this one's.

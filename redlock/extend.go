@@ -101,6 +101,7 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 	if x.round == nil {
 		x.round = m.newNodeRound()
 	}
+	m.verifyEpochs() // before the sending lock, which an Unlock waits for
 	m.sending.RLock()
 	defer m.sending.RUnlock()
 	h := &m.hold

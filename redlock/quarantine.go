@@ -41,7 +41,8 @@ type quarantine struct {
 	threshold time.Duration // MaxTTL and its drift allowance
 	origin    time.Time     // the Client's clock when it started: until counts from it
 	nodes     []quarantineNode
-	verifying sync.Mutex // one verification at a time
+	verifying sync.Mutex // one verification at a time; guards dialled
+	dialled   bool       // the first verification dialled every node
 	pending   atomic.Int32
 }
 
@@ -105,24 +106,44 @@ func (q *quarantine) verify() {
 	if q.pending.Load() == 0 {
 		return // verified by another goroutine meanwhile
 	}
-	q.run(ctx, "check")
+	if !q.dialled {
+		// The Client dials its nodes when first used: the first
+		// verification dials them all, once.
+		q.dialled = true
+		c.group.Connect(ctx)
+	}
+	q.run(ctx, "check", true)
 }
 
-// run sends the epoch script with action to every node and records the
-// verdicts of those that answer.
-func (q *quarantine) run(ctx context.Context, action string) []error {
+// run sends the epoch script with action to the nodes, and records the
+// verdicts of those that answer. With pendingOnly, it asks only the nodes
+// whose verdict is unknown and that are connected, within a node timeout:
+// a node that is down votes in no round anyway, and is asked once it
+// connected; a round's wait is not spent on it.
+func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) []error {
 	c := q.client
 	round := c.group.NewRound()
 	round.SetEval(epochLua, 1, 1)
 	round.AppendString(epochKey)
 	round.AppendString(action)
+	wait := max(c.options.NodeTimeout, c.options.DialTimeout)
+	if pendingOnly {
+		wait = c.options.NodeTimeout
+		for node := range q.nodes {
+			if !q.nodes[node].pending.Load() || !c.group.Connected(node) {
+				round.Skip(node)
+			}
+		}
+	}
 	start := c.options.clock.Now()
-	c.group.Send(round, time.Now().Add(max(c.options.NodeTimeout, c.options.DialTimeout)))
+	c.group.Send(round, time.Now().Add(wait))
 	waitErr := c.group.Wait(ctx, round, nil)
 	errs := make([]error, len(q.nodes))
 	for node := range q.nodes {
 		reply := round.Reply(node)
 		switch {
+		case !round.Sent(node):
+			errs[node] = fmt.Errorf("%w: not connected", ErrNodeUnreachable)
 		case waitErr != nil:
 			errs[node] = waitErr
 		case round.Err(node) != nil:
@@ -165,10 +186,20 @@ func (c *Client) TrustNodes(ctx context.Context) error {
 	q.verifying.Lock()
 	defer q.verifying.Unlock()
 	var failures []error
-	for node, err := range q.run(ctx, "trust") {
+	for node, err := range q.run(ctx, "trust", false) {
 		if err != nil {
 			failures = append(failures, fmt.Errorf("%s: %w", c.addresses[node], err))
 		}
 	}
 	return errors.Join(failures...)
+}
+
+// verifyEpochs reads, with the Client's quarantine, the epoch markers of
+// the nodes that connected since theirs was last read: before an
+// acquisition attempt or an extension, and never under a lock of the
+// hold's, since it waits up to a node timeout.
+func (m *Mutex) verifyEpochs() {
+	if q := m.client.quarantine; q != nil {
+		q.verify()
+	}
 }

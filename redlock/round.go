@@ -118,9 +118,6 @@ func (m *Mutex) exchange(ctx context.Context, r *nodeRound) error {
 // the tally ready to count its replies, which gather then reads.
 func (m *Mutex) post(r *nodeRound) {
 	c := m.client
-	if q := c.quarantine; q != nil && protocol[r.command].vote {
-		q.verify() // after a node (re)connected: its votes count only once its marker is read
-	}
 	r.tally.reset(r.command, c.need)
 	c.group.Send(r.round, c.roundDeadline())
 }

@@ -128,6 +128,10 @@ func (s *Semaphore) tryAcquire(ctx context.Context) (permit Permit, full bool, e
 		if err == nil {
 			continue // a slot's Mutex is unlocked only through its permits: not reached
 		}
+		if ctx.Err() != nil && !errors.Is(err, context.Cause(ctx)) {
+			// The caller stopped waiting: its error says so first.
+			return Permit{}, false, fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, context.Cause(ctx), err)
+		}
 		if !errors.Is(err, ErrNotAcquired) || ctx.Err() != nil {
 			return Permit{}, false, err
 		}

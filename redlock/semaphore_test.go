@@ -241,3 +241,34 @@ func TestSemaphoreRefusesInvalidOptions(t *testing.T) {
 		})
 	}
 }
+
+// A TryAcquire whose context ends while it tries the slots says so first:
+// its error matches the context's, not only ErrNotAcquired.
+func TestSemaphoreTryAcquireAfterItsContextEnded(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx := context.Background()
+	holders := nodes.client(t, Options{})
+	for range 2 {
+		_, err := holders.NewSemaphore("ended", 2, MutexOptions{TTL: time.Minute}).TryAcquire(ctx)
+		require.NoError(t, err)
+	}
+	tryContext, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The context ends as the first slot's attempt fails.
+	client := nodes.client(t, Options{Observer: &cancelOnFailure{cancel: cancel}})
+	_, err := client.NewSemaphore("ended", 2, MutexOptions{TTL: time.Minute}).TryAcquire(tryContext)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, ErrNotAcquired)
+}
+
+// cancelOnFailure cancels a context when an acquisition attempt fails.
+type cancelOnFailure struct {
+	NopObserver
+	cancel context.CancelFunc
+}
+
+func (o *cancelOnFailure) OnAcquire(event AcquireEvent) {
+	if event.Err != nil {
+		o.cancel()
+	}
+}
