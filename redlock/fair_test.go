@@ -144,6 +144,7 @@ func TestFairLockReleaseWakesTheFirstInLine(t *testing.T) {
 	options := MutexOptions{TTL: time.Minute, Fair: true}
 	holder := nodes.client(t, Options{}).NewMutex("ticket", options)
 	require.NoError(t, holder.Lock(ctx))
+	onEveryNode(t, nodes, "ticket")
 	retryLate := Options{RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
 	first := nodes.client(t, retryLate).NewMutex("ticket", options)
 	locked := make(chan error, 1)

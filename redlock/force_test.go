@@ -22,6 +22,7 @@ func TestForceReleaseEndsTheHoldAndWakesAWaiter(t *testing.T) {
 	defer cancel()
 	holder := nodes.client(t, Options{}).NewMutex("stuck", MutexOptions{TTL: time.Minute, AutoExtend: true})
 	require.NoError(t, holder.Lock(ctx))
+	onEveryNode(t, nodes, "stuck")
 	observer := &failedAttempts{failed: make(chan struct{}, 64)}
 	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("stuck", MutexOptions{TTL: time.Minute})
 	locked := make(chan error, 1)

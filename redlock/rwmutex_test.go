@@ -93,6 +93,7 @@ func TestRWMutexWriterIsWokenByTheReadersRelease(t *testing.T) {
 	defer cancel()
 	reader := nodes.client(t, Options{}).NewRWMutex("ledger", MutexOptions{TTL: time.Minute})
 	require.NoError(t, reader.RLock(ctx))
+	onEveryNode(t, nodes, "ledger"+readersKeySuffix)
 	observer := &failedAttempts{failed: make(chan struct{}, 64)}
 	retryLate := Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
 	writer := nodes.client(t, retryLate).NewRWMutex("ledger", MutexOptions{TTL: time.Minute})
@@ -235,6 +236,7 @@ func TestRWMutexWriterReleaseWakesEveryReader(t *testing.T) {
 	defer cancel()
 	writer := nodes.client(t, Options{}).NewRWMutex("board", MutexOptions{TTL: time.Minute})
 	require.NoError(t, writer.Lock(ctx))
+	onEveryNode(t, nodes, "board")
 	readers := nodes.client(t, Options{RetryDelayMin: time.Hour, RetryDelayMax: time.Hour})
 	const count = 3
 	locked := make(chan error, count)

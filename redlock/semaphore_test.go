@@ -136,6 +136,7 @@ func TestSemaphoreAcquireIsWokenByARelease(t *testing.T) {
 		permit, err := holders.NewSemaphore("pool", 2, options).TryAcquire(ctx)
 		require.NoError(t, err)
 		held[i] = permit
+		onEveryNode(t, nodes, permit.Key())
 	}
 	observer := &failedAttempts{failed: make(chan struct{}, 64)}
 	waiter := nodes.client(t, Options{Observer: observer}).NewSemaphore("pool", 2, options)

@@ -171,3 +171,19 @@ func assertGoroutinesBackTo(t *testing.T, baseline int) {
 		}
 	}
 }
+
+// onEveryNode waits until every node of the cluster has key: a hold that
+// returned once a quorum confirmed may still be on its way to the others,
+// and a waiter that meets such a node sees a split vote, after which it
+// retries at its retry delay instead of listening for the release.
+func onEveryNode(t *testing.T, c *cluster, key string) {
+	t.Helper()
+	require.True(t, waitUntil(func() bool {
+		for _, server := range c.servers {
+			if server.Do(t, "EXISTS", key) != "1" {
+				return false
+			}
+		}
+		return true
+	}), "%s is not on every node", key)
+}
