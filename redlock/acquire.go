@@ -134,13 +134,16 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	if err := m.newToken(); err != nil {
 		return 0, 0, err
 	}
+	clock := c.options.clock
+	// The markers are read first; the attempt's validity counts from
+	// before the read, which can last a node timeout.
+	begun := clock.Now()
 	m.verifyEpochs()
 	if m.kind == kindFair && number == 1 {
 		// A Lock's first attempt is a newcomer's: the identity of an
 		// earlier Lock's place in line is not this one's.
 		a.extras = nil
 	}
-	clock := c.options.clock
 	if m.options.Token != "" {
 		elapsed, generation := m.resume(ctx, number)
 		if generation != 0 {
@@ -155,6 +158,9 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 		}
 	}
 	start := clock.Now()
+	if c.quarantine != nil {
+		start = begun
+	}
 	command := nodeAcquire
 	switch {
 	case m.options.Fencing:
