@@ -135,10 +135,13 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 		return 0, 0, err
 	}
 	clock := c.options.clock
-	// The markers are read first; the attempt's validity counts from
-	// before the read, which can last a node timeout.
-	begun := clock.Now()
-	m.verifyEpochs()
+	var begun time.Time
+	if c.quarantine != nil {
+		// The markers are read first; the attempt's validity counts from
+		// before the read, which can last a node timeout.
+		begun = clock.Now()
+		c.quarantine.verify()
+	}
 	if m.kind == kindFair && number == 1 {
 		// A Lock's first attempt is a newcomer's: the identity of an
 		// earlier Lock's place in line is not this one's.

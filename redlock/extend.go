@@ -101,11 +101,14 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 	if x.round == nil {
 		x.round = m.newNodeRound()
 	}
-	// The markers are read before the sending lock, which an Unlock waits
-	// for; the extension's validity counts from before the read, which
-	// can last a node timeout.
-	begun := m.client.options.clock.Now()
-	m.verifyEpochs()
+	var begun time.Time
+	if q := m.client.quarantine; q != nil {
+		// The markers are read before the sending lock, which an Unlock
+		// waits for; the extension's validity counts from before the
+		// read, which can last a node timeout.
+		begun = m.client.options.clock.Now()
+		q.verify()
+	}
 	m.sending.RLock()
 	defer m.sending.RUnlock()
 	h := &m.hold
@@ -138,9 +141,12 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 	if err := c.usable(); err != nil {
 		return e, err
 	}
-	e.start = begun
-	if now := c.options.clock.Now(); !now.Before(e.until) {
-		return e, fmt.Errorf("%w: the validity of %q ended %v before the extension", ErrLockLost, m.key, now.Sub(e.until))
+	e.start = c.options.clock.Now()
+	if !e.start.Before(e.until) {
+		return e, fmt.Errorf("%w: the validity of %q ended %v before the extension", ErrLockLost, m.key, e.start.Sub(e.until))
+	}
+	if !begun.IsZero() {
+		e.start = begun
 	}
 	e.ttl = holdTTL
 	if limit := acquired.Add(m.options.MaxHold).Sub(e.start); limit < e.ttl {

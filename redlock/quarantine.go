@@ -193,13 +193,3 @@ func (c *Client) TrustNodes(ctx context.Context) error {
 	}
 	return errors.Join(failures...)
 }
-
-// verifyEpochs reads, with the Client's quarantine, the epoch markers of
-// the nodes that connected since theirs was last read: before an
-// acquisition attempt or an extension, and never under a lock of the
-// hold's, since it waits up to a node timeout.
-func (m *Mutex) verifyEpochs() {
-	if q := m.client.quarantine; q != nil {
-		q.verify()
-	}
-}
