@@ -15,12 +15,15 @@ import (
 // What it does to the holder, if one is alive: its hold is gone, but it
 // learns so only when it next speaks to the nodes. A renewed hold
 // (MutexOptions.AutoExtend) that watches its keys (RESP3) notices at once
-// and its Done closes; another renewed hold, at its next renewal; a hold
-// that is not renewed, at its Unlock or Extend, which fail with
-// ErrLockLost. Until then it believes it holds the lock while another
-// client may take it: the exclusion is broken for that time. Fences still
-// increase (the counters are kept), so a resource that checks them
-// refuses the old holder's writes.
+// and renews; another renewed hold, at its next renewal; a hold that is
+// not renewed, at its Unlock or Extend, which fail with ErrLockLost. Until
+// then it believes it holds the lock while another client may take it:
+// the exclusion is broken for that time. The release is not atomic across
+// the nodes: a renewal that reaches a quorum of nodes before the release
+// does keeps the hold, and restores its keys on the nodes that lost them;
+// stop a holder that is alive rather than release its lock under it.
+// Fences still increase (the counters are kept), so a resource that
+// checks them refuses the old holder's writes.
 //
 // Only the key itself is released: a semaphore's permits
 // (NAME:permit:SLOT), a read/write lock's readers (NAME:readers) and a

@@ -14,7 +14,8 @@ to run without --force, because of what it does to a holder that is still
 alive: that holder believes it holds the lock until it next speaks to the
 nodes (a renewed hold notices at its next renewal, or at once when it watches
 its keys; a hold that is not renewed only at its unlock), and meanwhile
-another client may take the lock. Fencing counters are kept, so a resource
+another client may take the lock; a renewal that reaches most nodes before
+the release does keeps the hold. Fencing counters are kept, so a resource
 that checks fences refuses the old holder's writes. Waiting clients are told
 of the release and try again at once.
 
