@@ -268,3 +268,21 @@ func TestTrustNodesStatesTheNodesNew(t *testing.T) {
 		assert.Regexp(t, `^\w+ 0$`, server.Do(t, "GET", "lockmux:epoch"), "written as old as the node")
 	}
 }
+
+// status shows the nodes' epoch markers once the clients use the
+// quarantine (some node has one): their age, and which nodes have none of
+// their server process.
+func TestStatusShowsTheEpochMarkers(t *testing.T) {
+	redistest.RequireReal(t) // INFO in scripts
+	servers, addresses := startNodes(t, 3, redistest.Options{})
+	variables := map[string]string{addressesVariable: addresses}
+	quiet := invoke(t, variables, "status", "k")
+	assert.NotContains(t, quiet.stdout, "epoch marker", "no marker anywhere: nothing to say")
+
+	trusted := invoke(t, variables, "trust-nodes", "--force")
+	require.Equal(t, exitOK, trusted.status, trusted.stderr)
+	servers[2].Do(t, "DEL", "lockmux:epoch")
+	result := invoke(t, variables, "status", "k")
+	assert.Contains(t, result.stdout, servers[0].Addr()+": epoch marker ")
+	assert.Contains(t, result.stdout, servers[2].Addr()+": no epoch marker of this server process")
+}

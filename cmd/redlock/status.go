@@ -99,6 +99,7 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 	table.Flush()
 
 	nodes := len(lock.Nodes)
+	defer printEpochs(env, lock)
 	if lock.Waiting > 0 {
 		defer fmt.Fprintf(env.stdout, "%d waiting in line (a fair lock)\n", lock.Waiting)
 	}
@@ -203,4 +204,28 @@ func readWriteStatus(ctx context.Context, env *environment, inspector *inspect.I
 	}
 	fmt.Fprintf(env.stdout, "%q is free: nobody reads or writes it\n", name)
 	return exitFailed
+}
+
+// printEpochs shows, when some node has an epoch marker (the clients use
+// Options.Quarantine), how old each node's is, and which nodes have none
+// of their server process: a client that quarantines keeps those out of
+// the locks for its MaxTTL when it connects.
+func printEpochs(env *environment, lock inspect.LockStatus) {
+	marked := false
+	for _, node := range lock.Nodes {
+		marked = marked || node.Err == nil && node.EpochAge >= 0
+	}
+	if !marked {
+		return
+	}
+	for _, node := range lock.Nodes {
+		switch {
+		case node.Err != nil:
+		case node.EpochAge < 0:
+			fmt.Fprintf(env.stdout, "%s: no epoch marker of this server process (restarted, promoted or flushed): "+
+				"quarantined for MaxTTL when a client with Options.Quarantine connects\n", node.Address)
+		default:
+			fmt.Fprintf(env.stdout, "%s: epoch marker %v old\n", node.Address, node.EpochAge.Round(time.Millisecond))
+		}
+	}
 }

@@ -12,6 +12,21 @@ import (
 	"github.com/lockmux/lockmux/resp"
 )
 
+// epochAgeScript returns the age of the node's epoch marker in
+// milliseconds, or -1 when it is missing or was written by another server
+// process. It only reads.
+const epochAgeScript = `local marker = redis.call("GET", KEYS[1])
+if not marker then
+  return -1
+end
+local id, written = string.match(marker, "^(%w+) (%d+)$")
+local run_id = string.match(redis.call("INFO", "server"), "run_id:(%w+)")
+if id ~= run_id or not written then
+  return -1
+end
+local t = redis.call("TIME")
+return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(written)`
+
 // liveWaitersScript counts the waiters in a fair lock's line whose
 // heartbeats are live by the node's clock.
 const liveWaitersScript = `local t = redis.call("TIME")
@@ -75,6 +90,13 @@ type NodeLock struct {
 	// Waiting is the number of a fair lock's waiters in line on the node
 	// whose heartbeats are live.
 	Waiting int
+	// EpochAge is the age of the node's epoch marker by its clock, for
+	// redlock.Options.Quarantine: a client that quarantines keeps the node
+	// out of the locks while it is younger than its MaxTTL. It is −1 when
+	// the marker is missing or was written by another server process (the
+	// node is quarantined for a whole MaxTTL when such a client connects)
+	// or could not be read.
+	EpochAge time.Duration
 	// TTL is the key's remaining time to live, when held and Persistent is
 	// not set.
 	TTL time.Duration
@@ -100,12 +122,13 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 		return LockStatus{}, ErrClosed
 	}
 	deadline := time.Now().Add(timeout)
-	values, ttls, fences, line := i.group.NewRound(), i.group.NewRound(), i.group.NewRound(), i.group.NewRound()
+	values, ttls, fences, line, epoch := i.group.NewRound(), i.group.NewRound(), i.group.NewRound(), i.group.NewRound(), i.group.NewRound()
 	values.SetCommand("GET", key)
 	ttls.SetCommand("PTTL", key)
 	fences.SetCommand("GET", key+naming.FenceKeySuffix)
 	line.SetCommand("EVAL", liveWaitersScript, "2", key+naming.QueueKeySuffix, key+naming.AliveKeySuffix)
-	rounds := []*mux.Round{values, ttls, fences, line}
+	epoch.SetCommand("EVAL", epochAgeScript, "1", naming.EpochKey)
+	rounds := []*mux.Round{values, ttls, fences, line, epoch}
 	for _, round := range rounds {
 		i.group.Send(round, deadline)
 	}
@@ -142,6 +165,10 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 		status.Answered++
 		if fences.Err(n) == nil && !fence.IsError() && !fence.Null {
 			node.Fence, _ = strconv.ParseInt(string(fence.Str), 10, 64)
+		}
+		node.EpochAge = -1
+		if age := epoch.Reply(n); epoch.Err(n) == nil && age.Type == resp.TypeInteger && age.Int >= 0 {
+			node.EpochAge = time.Duration(age.Int) * time.Millisecond
 		}
 		if waiting := line.Reply(n); line.Err(n) == nil && waiting.Type == resp.TypeInteger {
 			node.Waiting = int(waiting.Int)
