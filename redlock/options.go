@@ -140,8 +140,8 @@ type Options struct {
 	// lock key when it restarts, and keeps the locks available; with
 	// persistence that can lose writes, or replicas that can be promoted,
 	// turn it on. A flush of a node that stays up is noticed at its next
-	// connection only. The user needs the key lockmux:epoch (GET, SET) and
-	// INFO.
+	// connection only. The user needs the key lockmux:epoch and the
+	// commands GET, SET, INFO and TIME, which its script calls.
 	Quarantine bool
 
 	// MaxTTL is the longest TTL any client of these nodes uses, with
