@@ -45,7 +45,11 @@ type watcher struct {
 	tags   atomic.Uint64
 	ctx    context.Context // ends with the Client
 	cancel context.CancelFunc
-	arming sync.WaitGroup // the armings under way
+	// arming counts the armings under way. startArming adds to it and
+	// close waits for it under armingMu, once ctx ended: no arming starts
+	// while close waits.
+	arming   sync.WaitGroup
+	armingMu sync.Mutex
 
 	mu    sync.Mutex
 	holds map[string]*Mutex // key → the Mutex whose renewed hold watches it
@@ -188,7 +192,9 @@ func (w *watcher) report() {
 
 // close ends the armings under way and waits for them.
 func (w *watcher) close() {
+	w.armingMu.Lock()
 	w.cancel()
+	w.armingMu.Unlock()
 	w.arming.Wait()
 }
 
@@ -221,6 +227,8 @@ const allNodes = -1
 // each node, which no caller waits for.
 func (m *Mutex) startArming(generation, tag uint64, node int) {
 	w := &m.client.watcher
+	w.armingMu.Lock()
+	defer w.armingMu.Unlock()
 	if w.ctx.Err() != nil {
 		return
 	}
