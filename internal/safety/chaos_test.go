@@ -280,10 +280,23 @@ func runChaos(t *testing.T, p profile) runFigures {
 	staleWrites := 0
 	paused := map[string]bool{} // the holds the nemesis paused
 	told := map[string]bool{}   // the holds whose holder saw Done closed
+	// A pause is recorded before its SIGSTOP: a hold whose exit is stamped
+	// before the pause's heal was sent before the stop took effect, and
+	// the holder had left its critical section, having seen its validity
+	// still running.
+	healed := map[string]bool{}
 	for _, e := range history {
 		switch {
 		case e.Kind == safety.KindNemesis && e.What == "pause":
 			paused[e.Hold] = true
+		case e.Kind == safety.KindHeal && e.What == "pause":
+			healed[e.Hold] = true
+		case e.Kind == safety.KindExit && paused[e.Hold] && !healed[e.Hold]:
+			delete(paused, e.Hold) // it left before the stop took effect
+		}
+	}
+	for _, e := range history {
+		switch {
 		case e.Kind == safety.KindLost:
 			told[e.Hold] = true
 		case e.Kind == safety.KindDone:
