@@ -92,10 +92,12 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		case err == nil:
 			// A hold that ended before it was returned: try again at the
 			// retry delay.
-		case got > 0:
+		case got > 0 && m.kind != kindRead:
 			// A split vote: competing clients each won some nodes. Back off
 			// at random, deaf to notifications, so that they fall out of
-			// step.
+			// step. Readers of a read/write lock compete with nobody: their
+			// split vote is a writer's key on some nodes, whose release
+			// they listen for.
 		case refused > 0:
 			// Somebody holds the lock: wait for its release notification.
 			// A new subscription wakes the waiter once a quorum of nodes
