@@ -127,23 +127,11 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64, error) {
 	c := m.client
 	a := &m.acquisition
-	if err := c.usable(); err != nil {
-		return 0, 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, 0, fmt.Errorf("redlock: lock %q: %w", m.key, context.Cause(ctx))
-	}
-	if err := m.newToken(); err != nil {
+	begun, err := m.begin(ctx)
+	if err != nil {
 		return 0, 0, err
 	}
 	clock := c.options.clock
-	var begun time.Time
-	if c.quarantine != nil {
-		// The markers are read first; the attempt's validity counts from
-		// before the read, which can last a node timeout.
-		begun = clock.Now()
-		c.quarantine.verify()
-	}
 	if m.kind == kindFair && number == 1 {
 		// A Lock's first attempt is a newcomer's: the identity of an
 		// earlier Lock's place in line is not this one's.
@@ -193,20 +181,49 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	acquired := tally.got >= c.need && committed && remaining > 0 && waitErr == nil && unusable == nil
 	c.stats.recordAcquire(elapsed, acquired)
 	if acquired {
-		// Once the hold starts, another goroutine may Unlock it and use the
-		// round and the tally: nothing of them is read after this point.
-		got := tally.got
-		generation := m.startHold(start, end.Add(remaining), fence, tally)
-		if observer := c.options.Observer; observer != nil {
-			observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: got, Need: c.need, Elapsed: elapsed, Validity: remaining})
-		}
-		return elapsed, generation, nil
+		return elapsed, m.startAcquiredHold(start, end, remaining, fence, tally, number), nil
 	}
 	m.releaseAfterFailure()
 	if unusable != nil {
 		return elapsed, 0, unusable
 	}
 	return m.attemptFailed(ctx, number, elapsed)
+}
+
+// begin starts an attempt: it checks that the Client and ctx still allow
+// one and draws the token. With Options.Quarantine it then verifies the
+// nodes' markers, and returns the time before it did: the attempt's
+// validity counts from there, since the read can last a node timeout.
+func (m *Mutex) begin(ctx context.Context) (begun time.Time, err error) {
+	c := m.client
+	if err := c.usable(); err != nil {
+		return begun, err
+	}
+	if err := ctx.Err(); err != nil {
+		return begun, fmt.Errorf("redlock: lock %q: %w", m.key, context.Cause(ctx))
+	}
+	if err := m.newToken(); err != nil {
+		return begun, err
+	}
+	if c.quarantine != nil {
+		begun = c.options.clock.Now()
+		c.quarantine.verify()
+	}
+	return begun, nil
+}
+
+// startAcquiredHold starts the hold an acquisition won (see startHold)
+// and tells the observer. tally counted the acquisition; once the hold
+// starts, another goroutine may Unlock it and use the round and the
+// tally, so nothing of them is read after this.
+func (m *Mutex) startAcquiredHold(start, end time.Time, remaining time.Duration, fence int64, tally *tally, number int) uint64 {
+	c := m.client
+	got := tally.got
+	generation := m.startHold(start, end.Add(remaining), fence, tally)
+	if observer := c.options.Observer; observer != nil {
+		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: got, Need: c.need, Elapsed: end.Sub(start), Validity: remaining})
+	}
+	return generation
 }
 
 // attemptFailed tells the observer of a failed attempt, whose details are

@@ -143,6 +143,22 @@ func TestSemaphoreCycleDoesNotAllocate(t *testing.T) {
 		cycle() // each slot's Mutex makes its round once
 	}
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
+
+	// Crowded: two of three slots held by another client, each Acquire
+	// wins the free one in one round over all three.
+	crowded := client.NewSemaphore("allocs:crowded", 3, MutexOptions{TTL: time.Hour})
+	holders := client.NewSemaphore("allocs:crowded", 3, MutexOptions{TTL: time.Hour})
+	for range 2 {
+		permit, err := holders.TryAcquire(ctx)
+		require.NoError(t, err)
+		defer permit.Release(ctx)
+	}
+	semaphore = crowded
+	for range semaphore.Limit() {
+		cycle()
+	}
+	require.True(t, crowded.crowded.Load())
+	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 }
 
 // TestRWMutexCyclesDoNotAllocate pins the zero-allocation claim of a

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lockmux/lockmux/internal/floor"
 	"github.com/lockmux/lockmux/internal/redistest"
@@ -126,15 +127,41 @@ func (c *floorCycle) run() {
 
 // BenchmarkSemaphoreCycle measures an uncontended Acquire+Release of a
 // Semaphore's permit against a Mutex's Lock+Unlock on the same nodes: one
-// round each way, as for a Mutex.
+// round each way, as for a Mutex; and nearly-full, the same cycle with
+// seven of eight permits held by another client: one round over every
+// slot to win the one free.
 func BenchmarkSemaphoreCycle(b *testing.B) {
 	for _, n := range []int{1, 3, 5} {
 		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
-			client := startCluster(b, n, redistest.Options{}).client(b, Options{})
+			nodes := startCluster(b, n, redistest.Options{})
+			client := nodes.client(b, Options{})
 			ctx := context.Background()
 			b.Run("semaphore", func(b *testing.B) {
 				b.ReportAllocs()
 				semaphore := client.NewSemaphore("bench:semaphore", 4, MutexOptions{})
+				for b.Loop() {
+					permit, err := semaphore.Acquire(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := permit.Release(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("nearly-full", func(b *testing.B) {
+				// Seven of eight permits held by another client: the Acquire
+				// finds the one free slot.
+				b.ReportAllocs()
+				semaphore := client.NewSemaphore("bench:semaphore:nearly-full", 8, MutexOptions{TTL: time.Hour})
+				other := nodes.client(b, Options{}).NewSemaphore("bench:semaphore:nearly-full", 8, MutexOptions{TTL: time.Hour})
+				for range 7 {
+					permit, err := other.TryAcquire(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer permit.Release(ctx)
+				}
 				for b.Loop() {
 					permit, err := semaphore.Acquire(ctx)
 					if err != nil {

@@ -44,3 +44,38 @@ func ExampleSemaphore() {
 	// a third holder: true
 	// once one is released: true in the slot released: true
 }
+
+// A job that needs two of a pool's four connections takes both or none;
+// Available tells how many are free at the moment.
+func ExampleSemaphore_TryAcquireMany() {
+	addresses, stop := startNodes(3)
+	defer stop()
+	client, err := redlock.New(addresses, redlock.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	ctx := context.Background()
+	pool := client.NewSemaphore("connections", 4, redlock.MutexOptions{TTL: 30 * time.Second})
+	permits, err := pool.TryAcquireMany(ctx, 3)
+	if err != nil {
+		panic(err)
+	}
+	free, err := pool.Available(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("free:", free)
+	_, err = pool.TryAcquireMany(ctx, 2)
+	fmt.Println("two more:", errors.Is(err, redlock.ErrNotAcquired))
+	free, _ = pool.Available(ctx)
+	fmt.Println("free after the attempt:", free)
+	for _, permit := range permits {
+		permit.Release(ctx)
+	}
+	// Output:
+	// free: 1
+	// two more: true
+	// free after the attempt: 1
+}

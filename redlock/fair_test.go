@@ -119,18 +119,43 @@ func TestFairLockWaiterThatStoppedLeavesTheLine(t *testing.T) {
 	require.NoError(t, m.Unlock(ctx))
 }
 
-// A fair lock is one key, without fences (yet): Keys and Fencing are
-// refused.
-func TestFairLockRefusesKeysAndFencing(t *testing.T) {
+// A fair lock is one key: Keys is refused.
+func TestFairLockRefusesKeys(t *testing.T) {
 	client := startCluster(t, 1, redistest.Options{}).client(t, Options{})
-	for name, options := range map[string]MutexOptions{
-		"Keys":    {Fair: true, Keys: []string{"other"}},
-		"Fencing": {Fair: true, Fencing: true},
-	} {
-		err := client.NewMutex("fair", options).Lock(context.Background())
-		require.ErrorIs(t, err, ErrInvalidOptions, name)
-		assert.Contains(t, err.Error(), "MutexOptions.Fair")
+	err := client.NewMutex("fair", MutexOptions{Fair: true, Keys: []string{"other"}}).Lock(context.Background())
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	assert.Contains(t, err.Error(), "MutexOptions.Fair")
+}
+
+// A fair lock takes fences with Fencing: a newcomer's hold and the hold of
+// a waiter served from the line each get a larger one, and a broken
+// counter is refused as a Mutex's is.
+func TestFairLockTakesFences(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	options := MutexOptions{TTL: time.Minute, Fair: true, Fencing: true}
+	holder := nodes.client(t, Options{}).NewMutex("fenced-line", options)
+	require.NoError(t, holder.Lock(ctx))
+	first := holder.Fence()
+	assert.Positive(t, first)
+	waiter := nodes.client(t, Options{}).NewMutex("fenced-line", options)
+	locked := make(chan error, 1)
+	go func() { locked <- waiter.Lock(ctx) }()
+	require.True(t, waitUntil(func() bool { return inLine(t, nodes, "fenced-line") == 1 }))
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, <-locked)
+	assert.Greater(t, waiter.Fence(), first, "the waiter served from the line")
+	require.NoError(t, waiter.Unlock(ctx))
+
+	client := nodes.client(t, Options{})
+	for node := range nodes.servers {
+		client.do(t, node, "SET", "fenced-line"+fenceKeySuffix, "abc")
 	}
+	err := client.NewMutex("fenced-line", options).TryLock(ctx)
+	require.ErrorIs(t, err, ErrFenceCounter)
+	assert.Equal(t, repeat("", 3), client.values(t, "fenced-line"), "no lock key left behind")
 }
 
 // A release wakes the first waiter in line, although it waits in another

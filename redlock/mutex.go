@@ -73,6 +73,10 @@ type acquisition struct {
 	// downgrades (RWMutex.Downgrade); for a fair lock's waiter in line, its
 	// identity and the TTL of its heartbeat; none otherwise.
 	extras [][]byte
+	// candidates are the keys of the commands whose row says candidates:
+	// the slots a Semaphore's one-round acquisition tries (attemptOneOf),
+	// and with fencing, their counters' keys.
+	candidates, candidateFences []string
 }
 
 // token returns the value of the lock keys of the hold being acquired, or

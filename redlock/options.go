@@ -267,7 +267,7 @@ type MutexOptions struct {
 	// leaves the line when it lapses, eight retry delays and two node
 	// timeouts later. An uncontended Lock costs one round, as without Fair.
 	// Every client of a lock must set Fair alike: one that does not ignores
-	// the line. It cannot be combined with Keys or Fencing. The queue's
+	// the line. It combines with Fencing, not with Keys. The queue's
 	// keys follow the lock's key: KEY:queue, KEY:alive and the ticket
 	// counter KEY:tickets, which has no TTL, as a fencing counter has none.
 	Fair bool
@@ -376,8 +376,8 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 		// The token is not quoted: whoever knows it can release the lock.
 		return o, fmt.Errorf("%w: MutexOptions.Token of %d bytes is longer than maxTokenLength or holds a space or a character that is not printable ASCII", ErrInvalidOptions, len(o.Token))
 	}
-	if o.Fair && (len(o.Keys) > 0 || o.Fencing) {
-		return o, fmt.Errorf("%w: MutexOptions.Fair cannot be combined with Keys or Fencing", ErrInvalidOptions)
+	if o.Fair && len(o.Keys) > 0 {
+		return o, fmt.Errorf("%w: MutexOptions.Fair cannot be combined with Keys: a line is kept per lock key", ErrInvalidOptions)
 	}
 	if !validMetadata(o.Metadata) {
 		return o, fmt.Errorf("%w: MutexOptions.Metadata of %d bytes is longer than %d bytes or holds a character that is not printable ASCII", ErrInvalidOptions, len(o.Metadata), maxMetadataLength)

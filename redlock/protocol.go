@@ -1,6 +1,8 @@
 package redlock
 
 import (
+	"bytes"
+
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/decimal"
 	"github.com/lockmux/lockmux/resp"
@@ -54,6 +56,7 @@ const (
 	// which only the first waiter in line passes, and the two rounds that
 	// put a waiter in line, and the one that takes it out.
 	nodeAcquireFair
+	nodeAcquireFairFenced
 	nodeReleaseFair
 	nodeFairTicket
 	nodeFairEnqueue
@@ -62,6 +65,14 @@ const (
 	// nodeForceRelease deletes a lock key whoever holds it (see
 	// Client.ForceRelease).
 	nodeForceRelease
+
+	// The commands of a Semaphore's one-round acquisition, over its
+	// candidate slots (acquisition.candidates): set the first free one,
+	// with and without fencing, and release whichever of them a node set
+	// with the token.
+	nodeAcquirePermit
+	nodeAcquirePermitFenced
+	nodeQuietReleasePermits
 
 	// nodeOperations counts the commands.
 	nodeOperations
@@ -96,6 +107,7 @@ var commandsOf = func() [lockKinds][nodeOperations]nodeOperation {
 	read[nodeExtend], read[nodeRepair], read[nodeCheck] = nodeExtendRead, nodeRepairRead, nodeCheckRead
 	fair := &table[kindFair]
 	fair[nodeAcquire], fair[nodeAcquireWaiting], fair[nodeRelease] = nodeAcquireFair, nodeAcquireFair, nodeReleaseFair
+	fair[nodeAcquireFenced] = nodeAcquireFairFenced
 	return table
 }()
 
@@ -135,6 +147,16 @@ type nodeCommand struct {
 	// extra puts the acquisition's extra arguments after the number (see
 	// acquisition.extras).
 	extra bool
+	// candidates gives the command the keys of acquisition.candidates
+	// instead of the Mutex's: a Semaphore's slots (see attemptOneOf).
+	candidates bool
+	// choice marks an acquisition whose confirmations each name the key
+	// the node chose among the candidates (its position, nodeOutcome's
+	// choice), read by readChoice instead of read: a round counts the
+	// confirmations of the key most nodes chose, and is decided when a
+	// quorum chose one.
+	choice     bool
+	readChoice func(reply resp.Value, candidates int) (outcome Outcome, number, choice int64, ok bool)
 	// everyNode makes a round wait for every node's reply, not only for a
 	// quorum's.
 	everyNode bool
@@ -143,7 +165,7 @@ type nodeCommand struct {
 	// quarantined node's do not (see quarantine); its releases still go.
 	vote bool
 	// read tells what a reply that is not an error means for a command
-	// over keys lock keys: the node's outcome and the number it carries:
+	// over keys lock keys (or candidates): the node's outcome and the number it carries:
 	// the counter of a fenced acquisition, the remaining TTL of a check,
 	// and for an acquisition refused, how long the node will refuse in
 	// milliseconds (-1 when it cannot tell). ok is false for a reply the
@@ -173,38 +195,45 @@ var protocol = [...]nodeCommand{
 	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, eval: true, guarded: true, argument: argumentNumber, read: readRepair},
 	nodeCheckRead:          {vote: true, operation: OperationResume, script: checkReadLua, read: readCheck},
 
-	nodeAcquireFair: {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
-	nodeReleaseFair: {operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
-	nodeFairTicket:  {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
-	nodeFairEnqueue: {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
-	nodeFairLeave:   {operation: OperationLock, script: fairLeaveLua, eval: true, guardsOnly: true, read: readOne},
+	nodeAcquireFair:       {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeAcquireFairFenced: {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeReleaseFair:       {operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
+	nodeFairTicket:        {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
+	nodeFairEnqueue:       {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
+	nodeFairLeave:         {operation: OperationLock, script: fairLeaveLua, eval: true, guardsOnly: true, read: readOne},
 
 	nodeForceRelease: {operation: OperationUnlock, script: forceReleaseLua, eval: true, everyNode: true, read: readOne},
+
+	nodeAcquirePermit:       {vote: true, operation: OperationLock, script: acquirePermitLua, candidates: true, choice: true, argument: argumentNumber, readChoice: readAcquirePermit},
+	nodeAcquirePermitFenced: {vote: true, operation: OperationLock, script: acquirePermitFencedLua, candidates: true, choice: true, fenced: true, argument: argumentNumber, readChoice: readAcquirePermit},
+	nodeQuietReleasePermits: {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, candidates: true, read: readRelease},
 }
 
 // The scripts of the protocol, each sent by its SHA1 (EVALSHA) unless its
 // row says eval.
 var (
-	acquireMultiLua   = newScript(acquireMultiScript)
-	acquireWaitingLua = newScript(acquireWaitingScript)
-	acquireFencedLua  = newScript(decimal.Lua + acquireFencedScript)
-	commitFenceLua    = newScript(decimal.Lua + commitFenceScript)
-	releaseLua        = newScript(releaseScript)
-	extendLua         = newScript(extendScript)
-	repairLua         = newScript(repairScript)
-	checkLua          = newScript(checkScript)
-	acquireWriteLua   = newScript(decimal.Lua + acquireWriteScript)
-	acquireReadLua    = newScript(acquireReadScript)
-	releaseReadLua    = newScript(releaseReadScript)
-	extendReadLua     = newScript(extendReadScript)
-	repairReadLua     = newScript(repairReadScript)
-	checkReadLua      = newScript(checkReadScript)
-	acquireFairLua    = newScript(acquireFairScript)
-	fairTicketLua     = newScript(fairTicketScript)
-	fairEnqueueLua    = newScript(fairEnqueueScript)
-	fairLeaveLua      = newScript(fairLeaveScript)
-	releaseFairLua    = newScript(releaseFairScript)
-	forceReleaseLua   = newScript(forceReleaseScript)
+	acquireMultiLua        = newScript(acquireMultiScript)
+	acquireWaitingLua      = newScript(acquireWaitingScript)
+	acquireFencedLua       = newScript(decimal.Lua + acquireFencedScript)
+	commitFenceLua         = newScript(decimal.Lua + commitFenceScript)
+	releaseLua             = newScript(releaseScript)
+	extendLua              = newScript(extendScript)
+	repairLua              = newScript(repairScript)
+	checkLua               = newScript(checkScript)
+	acquireWriteLua        = newScript(decimal.Lua + acquireWriteScript)
+	acquireReadLua         = newScript(acquireReadScript)
+	releaseReadLua         = newScript(releaseReadScript)
+	extendReadLua          = newScript(extendReadScript)
+	repairReadLua          = newScript(repairReadScript)
+	checkReadLua           = newScript(checkReadScript)
+	acquireFairLua         = newScript(decimal.Lua + acquireFairScript)
+	fairTicketLua          = newScript(fairTicketScript)
+	fairEnqueueLua         = newScript(fairEnqueueScript)
+	fairLeaveLua           = newScript(fairLeaveScript)
+	releaseFairLua         = newScript(releaseFairScript)
+	forceReleaseLua        = newScript(forceReleaseScript)
+	acquirePermitLua       = newScript(acquirePermitScript)
+	acquirePermitFencedLua = newScript(decimal.Lua + acquirePermitFencedScript)
 )
 
 // readAcquire reads an acquisition: OK; or nil, from SET NX, for a key
@@ -230,6 +259,27 @@ func readAcquireFenced(reply resp.Value, _ int) (Outcome, int64, bool) {
 		return 0, 0, false
 	}
 	return readRefusal(reply)
+}
+
+// readAcquirePermit reads acquirePermitScript and
+// acquirePermitFencedScript: the position of the candidate the node set
+// and, after a space, its counter; or how long the node will refuse.
+func readAcquirePermit(reply resp.Value, candidates int) (outcome Outcome, counter, position int64, ok bool) {
+	if reply.Type != resp.TypeBulkString || reply.Null {
+		outcome, refusal, ok := readRefusal(reply)
+		return outcome, refusal, 0, ok
+	}
+	text := reply.Str
+	if space := bytes.IndexByte(text, ' '); space >= 0 {
+		if counter, ok = parseCounter(text[space+1:]); !ok {
+			return 0, 0, 0, false
+		}
+		text = text[:space]
+	}
+	if position, ok = parseCounter(text); !ok || position >= int64(candidates) {
+		return 0, 0, 0, false
+	}
+	return OutcomeConfirmed, counter, position, true
 }
 
 // refusalUnknown is the number of a refused acquisition when the node

@@ -31,7 +31,8 @@ func (m *Mutex) newNodeRound() *nodeRound {
 }
 
 // start writes command, as the Mutex's kind maps it (commandsOf), with
-// the Mutex's keys (and its guards, for a guarded row), the token and
+// the Mutex's keys (or the candidates, for a row that says so; and its
+// guards, for a guarded row), the token and
 // what its row of the protocol table says follows the token (number, or
 // identity when it is not nil), for every node, and makes the tally ready to count
 // its replies. A release is carried (see releaseCarriedUntil). The nodes
@@ -40,7 +41,12 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 	command = commandsOf[m.kind][command]
 	row := &protocol[command]
 	r.command = command
-	keys := len(m.keys)
+	lockKeys := m.keys
+	if row.candidates {
+		lockKeys = m.acquisition.candidates
+	}
+	keys := len(lockKeys)
+	r.tally.keys = keys
 	if row.fenced {
 		keys *= 2
 	}
@@ -75,12 +81,16 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 		r.round.SetScript(row.script, keys, arguments)
 	}
 	if !row.guardsOnly {
-		for _, key := range m.keys {
+		for _, key := range lockKeys {
 			r.round.AppendString(key)
 		}
 	}
 	if row.fenced {
-		for _, key := range m.fenceKeys {
+		fenceKeys := m.fenceKeys
+		if row.candidates {
+			fenceKeys = m.acquisition.candidateFences
+		}
+		for _, key := range fenceKeys {
 			r.round.AppendString(key)
 		}
 	}

@@ -130,6 +130,30 @@ var (
 	//go:embed scripts/release_fair.lua
 	releaseFairScript string
 
+	// acquirePermitScript sets the first free key of KEYS, the candidate
+	// slots of a Semaphore, as SET NX PX ARGV[2] does: it returns the
+	// position of the key it set, from 0, as a decimal string; otherwise
+	// the shortest remaining TTL of the keys, in milliseconds, or -1 when
+	// none has one.
+	//
+	//go:embed scripts/acquire_permit.lua
+	acquirePermitScript string
+
+	// acquirePermitFencedScript is acquirePermitScript with the
+	// candidates' fencing counters as further keys: with the position of
+	// the slot it set it returns, after a space, that slot's counter, as
+	// acquireFencedScript does.
+	//
+	//go:embed scripts/acquire_permit_fenced.lua
+	acquirePermitFencedScript string
+
+	// permitsFreeScript reads which keys of KEYS, a Semaphore's slots,
+	// exist: one character per key, "0" for a free slot, "1" for a held
+	// one (see Semaphore.Available).
+	//
+	//go:embed scripts/permits_free.lua
+	permitsFreeScript string
+
 	// forceReleaseScript deletes a lock key whoever holds it, and
 	// announces the release (see Client.ForceRelease).
 	//

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,11 +31,19 @@ const MaxSemaphoreLimit = 1024
 // clients that each reach a different two of the nodes each find counts
 // below 2 on their majority, and all three hold.
 //
-// TryAcquire tries the slots one after the other, one round each,
-// starting after the slot the last Acquire of this Semaphore won, so an
-// uncontended Acquire costs one round, as a Mutex's Lock does, and a full
-// semaphore costs limit rounds per pass. Acquire waits between its passes
-// as a Lock does: for the release of any slot, announced as a Mutex's.
+// TryAcquire first tries the slot after the one the last acquisition of
+// this Semaphore won, as a Mutex's TryLock does, which an uncontended
+// Acquire wins in one round. Once that fails, the Semaphore is crowded,
+// and its attempts win a permit in one round until one wins the first
+// slot it tries: every node is sent the slots in one order and sets the
+// first of them that is free there; the slot a quorum of nodes set is the
+// permit, and the keys the other nodes set are released at once, without
+// waiting. Nodes that agree on which slots are held set the same one, so
+// one round suffices unless acquisitions race for the last free slots,
+// and finding the semaphore full costs one round too. With
+// MutexOptions.Fencing, the fence of a permit is its own slot's, committed
+// in a second round as a Mutex's is. Acquire waits between its attempts as a Lock does: for the
+// release of any slot, announced as a Mutex's.
 //
 // A Semaphore is safe for concurrent use. Within one process, each slot
 // is one Mutex: a goroutine that holds a permit keeps its slot from the
@@ -47,8 +56,12 @@ type Semaphore struct {
 	// release of any slot. Its turn is the turn to wait.
 	waiter *Mutex
 	err    error // why the Semaphore cannot be used, or nil
-	// next is the slot the next TryAcquire tries first.
-	next atomic.Uint32
+	// next is the slot the next TryAcquire tries first; crowded is set
+	// while the first slot tried is unlikely to be free (see tryAcquire).
+	next    atomic.Uint32
+	crowded atomic.Bool
+	// scratch holds the *permitCandidates of the attempts under way.
+	scratch sync.Pool
 }
 
 // NewSemaphore returns a Semaphore named name that admits at most limit
@@ -85,6 +98,13 @@ func (c *Client) NewSemaphore(name string, limit int, options MutexOptions) *Sem
 		waiting.Keys = append(waiting.Keys, slot.key)
 	}
 	s.waiter = newMutex(c, s.slots[0].key, waiting)
+	s.scratch.New = func() any {
+		p := &permitCandidates{slots: make([]int, 0, limit), mutexes: make([]*Mutex, 0, limit), keys: make([]string, 0, limit)}
+		if options.Fencing {
+			p.fences = make([]string, 0, limit)
+		}
+		return p
+	}
 	return s
 }
 
@@ -97,51 +117,102 @@ func permitKey(name string, slot int) string {
 // Limit returns the most holders the Semaphore admits at once.
 func (s *Semaphore) Limit() int { return len(s.slots) }
 
-// TryAcquire tries every slot once and returns a permit for the first it
-// wins. It fails with an error matching ErrNotAcquired when every slot is
-// held by another holder or no quorum of nodes agreed on any, and with the
-// error of a slot's attempt that retrying cannot fix (ErrClosed, ErrConfig,
-// the context's error).
+// TryAcquire makes one attempt to win a permit (see Semaphore). It fails
+// with an error matching ErrNotAcquired when every slot is held by another
+// holder or no quorum of nodes agreed on any, and with the error of an
+// attempt that retrying cannot fix (ErrClosed, ErrConfig, the context's
+// error).
 func (s *Semaphore) TryAcquire(ctx context.Context) (Permit, error) {
+	var one [1]Permit
 	if s.err != nil {
-		return Permit{}, s.err
+		return one[0], s.err
 	}
-	permit, _, err := s.tryAcquire(ctx)
-	return permit, err
+	_, err := s.tryAcquireAll(ctx, one[:])
+	return one[0], err
 }
 
-// tryAcquire is TryAcquire, which also reports, when every slot failed,
-// whether every one was found held: by a quorum of nodes, or by another
-// goroutine of this process. Only then will a release be announced.
-func (s *Semaphore) tryAcquire(ctx context.Context) (permit Permit, full bool, err error) {
-	first := int(s.next.Load()) % len(s.slots)
-	full = true
-	var last error
-	for i := range s.slots {
-		slot := (first + i) % len(s.slots)
-		m := s.slots[slot]
-		generation, err := m.tryLock(ctx)
-		if err == nil && generation != 0 {
-			s.next.Store(uint32(slot + 1))
-			return Permit{mutex: m, slot: slot, generation: generation}, false, nil
-		}
-		if err == nil {
-			continue // a slot's Mutex is unlocked only through its permits: not reached
-		}
-		if ctx.Err() != nil && !errors.Is(err, context.Cause(ctx)) {
-			// The caller stopped waiting: its error says so first.
-			return Permit{}, false, fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, context.Cause(ctx), err)
-		}
-		if !errors.Is(err, ErrNotAcquired) || ctx.Err() != nil {
-			return Permit{}, false, err
-		}
-		last = err
-		var failure *QuorumError
-		if err != errHeldLocally && (!errors.As(err, &failure) || heldOn(failure) < failure.Need) {
-			full = false
+// Acquire waits for a permit: it makes attempts, as TryAcquire does, until
+// one wins, MutexOptions.MaxTries attempts have failed, or ctx ends.
+// Between two attempts it waits as a Lock does (Options.RetryDelayMin):
+// for a release of one of the slots when every slot was found held by a
+// quorum of nodes, at most eight retry delays and at most until a quorum
+// stops refusing; the retry delay otherwise. Within one process, one
+// Acquire of a Semaphore waits at a time, the others wait for it locally.
+// A failure matches ErrNotAcquired, the context's error when ctx ended, or
+// ErrClosed when the Client was closed (Close ends the wait at once).
+func (s *Semaphore) Acquire(ctx context.Context) (Permit, error) {
+	var one [1]Permit
+	if s.err != nil {
+		return one[0], s.err
+	}
+	err := s.acquireAll(ctx, one[:])
+	return one[0], err
+}
+
+// TryAcquireMany makes one attempt for each of n permits, as TryAcquire
+// does, and returns all n or none: when an attempt fails, the permits the
+// earlier ones won are released (a release that fails leaves its slot to
+// expire at its TTL) and the attempt's error is returned. It costs a round
+// per permit. n must be from 1 to the limit (ErrInvalidOptions).
+func (s *Semaphore) TryAcquireMany(ctx context.Context, n int) ([]Permit, error) {
+	if err := s.checkMany(n); err != nil {
+		return nil, err
+	}
+	permits := make([]Permit, n)
+	if _, err := s.tryAcquireAll(ctx, permits); err != nil {
+		return nil, err
+	}
+	return permits, nil
+}
+
+// AcquireMany waits for n permits, all at once, as Acquire waits for one:
+// its attempts are TryAcquireMany's. It listens for a release when its
+// last attempt won nothing and found every slot held; after an attempt
+// that won some permits and gave them back, it waits its retry delay, so
+// that two AcquireMany that each won part of what they need fall out of
+// step. n must be from 1 to the limit (ErrInvalidOptions).
+func (s *Semaphore) AcquireMany(ctx context.Context, n int) ([]Permit, error) {
+	if err := s.checkMany(n); err != nil {
+		return nil, err
+	}
+	permits := make([]Permit, n)
+	if err := s.acquireAll(ctx, permits); err != nil {
+		return nil, err
+	}
+	return permits, nil
+}
+
+// checkMany checks the number of permits asked of TryAcquireMany and
+// AcquireMany.
+func (s *Semaphore) checkMany(n int) error {
+	switch {
+	case s.err != nil:
+		return s.err
+	case n < 1 || n > len(s.slots):
+		return invalidOption("n", n, "is not in [1, "+strconv.Itoa(len(s.slots))+"], the semaphore's limit")
+	}
+	return nil
+}
+
+// tryAcquireAll makes one attempt for each element of permits and fills
+// them all, or none, releasing what it won when an attempt fails. It also
+// reports, when it failed, whether its first attempt found every slot held
+// (see tryAcquire): only then will a release be announced that it has not
+// made itself.
+func (s *Semaphore) tryAcquireAll(ctx context.Context, permits []Permit) (full bool, err error) {
+	for i := range permits {
+		permits[i], full, err = s.tryAcquire(ctx)
+		if err != nil {
+			for _, won := range permits[:i] {
+				// The attempt's error is the one to report: a slot whose
+				// release failed expires at its TTL.
+				_ = won.Release(context.WithoutCancel(ctx))
+			}
+			clear(permits)
+			return full && i == 0, err
 		}
 	}
-	return Permit{}, full, fmt.Errorf("redlock: semaphore %q: none of its %d permits acquired: %w", s.name, len(s.slots), last)
+	return false, nil
 }
 
 // heldOn returns the number of nodes that refused an attempt because the
@@ -156,27 +227,16 @@ func heldOn(failure *QuorumError) int {
 	return held
 }
 
-// Acquire waits for a permit: it tries every slot, as TryAcquire does,
-// until it wins one, MutexOptions.MaxTries passes over the slots have
-// failed, or ctx ends. Between two passes it waits as a Lock does
-// (Options.RetryDelayMin): for a release of one of the slots when every
-// slot was found held by a quorum of nodes, at most eight retry delays and
-// at most until a quorum stops refusing; the retry delay otherwise. Within
-// one process, one Acquire of a Semaphore waits at a time, the others wait
-// for it locally. A failure matches ErrNotAcquired, the context's error
-// when ctx ended, or ErrClosed when the Client was closed (Close ends the
-// wait at once).
-func (s *Semaphore) Acquire(ctx context.Context) (Permit, error) {
-	if s.err != nil {
-		return Permit{}, s.err
-	}
-	permit, full, err := s.tryAcquire(ctx)
+// acquireAll is Acquire for every element of permits, all or none (see
+// tryAcquireAll).
+func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
+	full, err := s.tryAcquireAll(ctx, permits)
 	if err == nil || !errors.Is(err, ErrNotAcquired) {
-		return permit, err
+		return err
 	}
 	w := s.waiter
 	if err := w.takeTurn(ctx); err != nil {
-		return Permit{}, err
+		return err
 	}
 	defer w.giveTurn()
 	c := w.client
@@ -186,28 +246,28 @@ func (s *Semaphore) Acquire(ctx context.Context) (Permit, error) {
 			c.notifier.unregister(w, acquired)
 		}
 	}()
-	for pass := 1; ; pass++ {
-		if w.options.MaxTries > 0 && pass >= w.options.MaxTries {
-			return Permit{}, err
+	for attempt := 1; ; attempt++ {
+		if w.options.MaxTries > 0 && attempt >= w.options.MaxTries {
+			return err
 		}
 		if full && !subscribed {
 			w.startAttempt() // forget the wake-ups that came before
 			subscribed = c.notifier.register(w)
 		}
-		if sleepErr := w.sleep(ctx, w.retryDelay(pass), full && subscribed, 0); sleepErr != nil {
-			return Permit{}, fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, err)
+		if sleepErr := w.sleep(ctx, w.retryDelay(attempt), full && subscribed, 0); sleepErr != nil {
+			return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, err)
 		}
 		var answered int32
 		if subscribed {
 			answered = w.startAttempt()
 		}
-		permit, full, err = s.tryAcquire(ctx)
+		full, err = s.tryAcquireAll(ctx, permits)
 		if err == nil {
 			acquired = true
-			return permit, nil
+			return nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
-			return Permit{}, err
+			return err
 		}
 		if subscribed {
 			w.wait.releaseWakes.Add(-answered)

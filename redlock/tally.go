@@ -22,6 +22,9 @@ type nodeOutcome struct {
 	// fencing counter a fenced acquisition read, or the remaining TTL in
 	// milliseconds a check found.
 	number int64
+	// choice is, for a command whose row says choice, the candidate the
+	// node chose.
+	choice int64
 }
 
 // tally counts the replies of one round as mux gathers them. It is owned
@@ -31,7 +34,7 @@ type tally struct {
 	keys    int // the number of lock keys, which a release must confirm
 	need    int
 	nodes   []nodeOutcome
-	got     int // nodes that confirmed
+	got     int // nodes that confirmed; for a choice, those of the choice most nodes confirmed
 	refused int // nodes that answered and did not confirm
 	failed  int // nodes that failed: error, timeout, not sent
 	down    int // failed nodes that are known down or misconfigured
@@ -65,6 +68,10 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	}
 	switch outcome.outcome {
 	case OutcomeConfirmed:
+		if protocol[t.command].choice {
+			t.got = max(t.got, t.votes(outcome.choice))
+			break
+		}
 		t.got++
 	case OutcomeHeld, OutcomeMissing:
 		t.refused++
@@ -119,11 +126,65 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 		}
 		return nodeOutcome{outcome: OutcomeError, err: reply.Err()}
 	}
-	outcome, number, ok := command.read(reply, t.keys)
+	var outcome Outcome
+	var number, choice int64
+	var ok bool
+	if command.choice {
+		outcome, number, choice, ok = command.readChoice(reply, t.keys)
+	} else {
+		outcome, number, ok = command.read(reply, t.keys)
+	}
 	if !ok {
 		return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w to %s: %s", errUnexpectedReply, command.operation, reply)}
 	}
-	return nodeOutcome{outcome: outcome, number: number}
+	return nodeOutcome{outcome: outcome, number: number, choice: choice}
+}
+
+// votes returns the number of nodes that confirmed a command whose row
+// says choice with the choice given.
+func (t *tally) votes(choice int64) int {
+	votes := 0
+	for _, node := range t.nodes {
+		if node.outcome == OutcomeConfirmed && node.choice == choice {
+			votes++
+		}
+	}
+	return votes
+}
+
+// chosen returns the choice a quorum of nodes confirmed, for a command
+// whose row says choice, or -1 when none was.
+func (t *tally) chosen() int64 {
+	for _, node := range t.nodes {
+		if node.outcome == OutcomeConfirmed && t.votes(node.choice) >= t.need {
+			return node.choice
+		}
+	}
+	return -1
+}
+
+// likeliest returns, after a round of a command whose row says choice
+// that no quorum decided, the smallest choice that enough nodes may have
+// free: a node that chose c had every choice before c taken and c free,
+// and did not look past c. It is the need-th smallest choice the nodes
+// confirmed, or -1 when fewer than need confirmed.
+func (t *tally) likeliest() int64 {
+	best := int64(-1)
+	for _, node := range t.nodes {
+		if node.outcome != OutcomeConfirmed || (best >= 0 && node.choice >= best) {
+			continue
+		}
+		free := 0 // the nodes that chose this choice or one before it
+		for _, other := range t.nodes {
+			if other.outcome == OutcomeConfirmed && other.choice <= node.choice {
+				free++
+			}
+		}
+		if free >= t.need {
+			best = node.choice
+		}
+	}
+	return best
 }
 
 // unreachable reports whether the nodes that are down or misconfigured

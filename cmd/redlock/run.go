@@ -149,8 +149,8 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, runHelp, "--semaphore %d is not in [1, %d]", f.semaphore, redlock.MaxSemaphoreLimit)
 	case f.read && f.write, (f.read || f.write) && f.semaphore > 0:
 		return usageError(env, runHelp, "--read, --write and --semaphore exclude each other")
-	case f.fair && (f.read || f.write || f.semaphore > 0 || f.fencing):
-		return usageError(env, runHelp, "--fair is for a lock: not with --read, --write, --semaphore or --fencing")
+	case f.fair && (f.read || f.write || f.semaphore > 0):
+		return usageError(env, runHelp, "--fair is for a lock: not with --read, --write or --semaphore")
 	case f.read && f.fencing:
 		return usageError(env, runHelp, "--fencing takes a fence for a writer: readers do not exclude each other and get none")
 	}

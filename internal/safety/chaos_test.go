@@ -263,7 +263,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 		// costs a false finding; 10 ms is still a fifth of the drift
 		// canary's error.
 		Tolerance:    10 * time.Millisecond,
-		Resource:     c.resourceLog(t, slices.Concat(keys, permits, []string{chaosReadWrite, "lock:canary"})),
+		Resource:     c.resourceLog(t, slices.Concat(keys, permits, []string{chaosReadWrite, chaosFair, "lock:canary"})),
 		Semaphores:   map[string]int{chaosSemaphore: p.semaphoreLimit},
 		ReadWrite:    map[string]bool{chaosReadWrite: p.readWrite},
 		LivenessKeys: keys, LivenessFrom: phaseAStart, LivenessTo: max(phaseAEnd, phaseBEnd),

@@ -183,9 +183,7 @@ func newWorker(config *workerConfig, name string, client *redlock.Client, resour
 		w.targets = append(w.targets, mutexTarget(rw.Writer()), reader)
 	}
 	if config.Fair != "" {
-		fair := mutexTarget(client.NewMutex(config.Fair, redlock.MutexOptions{TTL: config.TTL, AutoExtend: true, Fair: true}))
-		fair.unfenced = true
-		w.targets = append(w.targets, fair)
+		w.targets = append(w.targets, mutexTarget(client.NewMutex(config.Fair, redlock.MutexOptions{TTL: config.TTL, AutoExtend: true, Fencing: true, Fair: true})))
 	}
 	return w
 }
@@ -214,8 +212,8 @@ type target struct {
 	take, try             func(context.Context) (held, error)
 	takeMethod, tryMethod string
 	// unfenced is set for holds without a fence, a read/write lock's
-	// readers and a fair lock's holders: they only read the resource, as
-	// it could not order their writes.
+	// readers: they only read the resource, as it could not order their
+	// writes.
 	unfenced bool
 }
 

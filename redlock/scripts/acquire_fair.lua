@@ -2,25 +2,36 @@
 -- in line: the waiters wait in a queue ordered by their tickets, and a
 -- waiter that is not first, or a newcomer while anybody waits, is refused.
 -- The queue decides who may try; the lock key alone decides who holds.
--- KEYS[1]: the lock key. KEYS[2]: the queue, a sorted set of the waiters
--- scored by their tickets. KEYS[3]: the waiters' heartbeats, a sorted set
--- scored by each waiter's expiry in milliseconds of this node's clock.
--- KEYS[4]: the ticket counter (not used here).
+-- KEYS[1]: the lock key; with fencing, its counter follows. Then the
+-- queue, a sorted set of the waiters scored by their tickets; the waiters'
+-- heartbeats, a sorted set scored by each waiter's expiry in milliseconds
+-- of this node's clock; the ticket counter (not used here).
 -- ARGV[1]: the token. ARGV[2]: the TTL in milliseconds. ARGV[3],
 -- optional: the waiter's identity, for a waiter in the queue. ARGV[4]:
 -- with ARGV[3], the heartbeat's TTL in milliseconds.
--- Returns OK when the key was set (the waiter leaves the queue);
+-- Returns OK when the key was set (the waiter leaves the queue), or with
+-- fencing the lock's counter as a decimal string ("0" when none exists);
 -- otherwise how long the node will refuse in milliseconds: the lock key's
 -- remaining TTL (-1 when it has none), or, for a waiter behind another,
 -- the time until the first waiter's heartbeat lapses at the latest.
 -- A waiter whose heartbeat lapsed leaves the queue: its process stopped
 -- trying. Expiries come from this node's TIME, never a client's clock.
-local lock, queue, alive = KEYS[1], KEYS[2], KEYS[3]
+-- The script begins with the prelude of package decimal (less, decimal);
+-- the counter is checked as acquire_fenced.lua checks it.
+local fenced = #KEYS == 5
+local lock, queue, alive = KEYS[1], KEYS[#KEYS - 2], KEYS[#KEYS - 1]
+local granted = redis.status_reply("OK")
+if fenced then
+  granted = redis.call("GET", KEYS[2]) or "0"
+  if not decimal(granted, "9223372036854775806") then
+    return redis.error_reply("FENCE counter " .. KEYS[2] .. " is not a decimal integer from 0 to 9223372036854775806")
+  end
+end
 local id = ARGV[3]
 if not id and redis.call("EXISTS", queue) == 0 then
   -- A newcomer, nobody in line: the plain acquisition, SET NX PX.
   if redis.call("SET", lock, ARGV[1], "NX", "PX", ARGV[2]) then
-    return redis.status_reply("OK")
+    return granted
   end
   return redis.call("PTTL", lock)
 end
@@ -56,4 +67,4 @@ if id then
   redis.call("ZREM", queue, id)
   redis.call("ZREM", alive, id)
 end
-return redis.status_reply("OK")
+return granted

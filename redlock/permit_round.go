@@ -1,0 +1,133 @@
+package redlock
+
+import (
+	"context"
+	"time"
+)
+
+// attemptOneOf runs one acquisition of whichever of the candidates a
+// quorum of nodes grants, in one round: each node sets the first of the
+// candidates' keys that is free there (acquirePermitScript); with
+// fencing, it reads that key's counter too, and the fence is committed in
+// a second round, as a Mutex's is. The caller has the turn of every
+// candidate; m, the first, carries the round, whose keys are keys (and
+// fences, the counters' keys, with fencing). It returns the candidate
+// won, held, with the hold's generation, which the caller checks as
+// tryLock does (see Mutex.tried); or nil, with errAttemptFailed and the
+// details in m's acquisition round's tally, or an error retrying cannot
+// fix. Either way the keys set on the nodes that did not confirm the
+// candidate won, or confirmed another, are released in the same go,
+// without waiting for the replies.
+func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fences []string) (*Mutex, time.Duration, uint64, error) {
+	c := m.client
+	a := &m.acquisition
+	begun, err := m.begin(ctx)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	clock := c.options.clock
+	start := clock.Now()
+	if c.quarantine != nil {
+		start = begun
+	}
+	a.candidates, a.candidateFences = keys, fences
+	defer func() { a.candidates, a.candidateFences = nil, nil }()
+	command := nodeAcquirePermit
+	if m.options.Fencing {
+		command = nodeAcquirePermitFenced
+	}
+	m.start(a.round, command, a.token(), m.options.TTL.Milliseconds(), nil)
+	waitErr := m.exchange(ctx, a.round)
+	tally := &a.round.tally
+	chosen := tally.chosen()
+	if waitErr != nil {
+		chosen = -1
+	}
+	m.releaseCandidates(keys, chosen)
+	var won *Mutex
+	var fence int64
+	committed := true
+	if chosen >= 0 {
+		won = candidates[chosen]
+		won.adopt(tally, chosen, a.token())
+		if m.options.Fencing {
+			fence, committed = won.commitFence(ctx)
+		}
+	}
+	end := clock.Now()
+	elapsed := end.Sub(start)
+	remaining := validity(m.options.TTL, elapsed, c.options.DriftFactor)
+	unusable := c.usable()
+	acquired := won != nil && committed && remaining > 0 && unusable == nil
+	c.stats.recordAcquire(elapsed, acquired)
+	if acquired {
+		return won, elapsed, won.startAcquiredHold(start, end, remaining, fence, &won.acquisition.round.tally, 1), nil
+	}
+	if won != nil {
+		won.releaseAfterFailure()
+	}
+	if unusable != nil {
+		return nil, elapsed, 0, unusable
+	}
+	_, _, err = m.attemptFailed(ctx, 1, elapsed)
+	return nil, elapsed, 0, err
+}
+
+// adopt makes the acquisition round of attemptOneOf, counted by tally, the
+// Mutex's own: the Mutex won, as the candidate chosen, with token. The
+// nodes that confirmed another candidate count as having refused it,
+// which they did: they found it held. The caller has the Mutex's turn.
+func (m *Mutex) adopt(tally *tally, chosen int64, token []byte) {
+	a := &m.acquisition
+	own := &a.round.tally
+	if own != tally {
+		own.reset(tally.command, tally.need)
+		copy(own.nodes, tally.nodes)
+		own.got, own.refused, own.failed, own.down, own.config = tally.got, tally.refused, tally.failed, tally.down, tally.config
+		a.tokenSize = copy(a.tokenBytes[:], token)
+	}
+	own.keys = len(m.keys)
+	for i, node := range own.nodes {
+		if node.outcome == OutcomeConfirmed && node.choice != chosen {
+			own.nodes[i].outcome = OutcomeHeld
+			own.refused++
+		}
+	}
+}
+
+// releaseCandidates sends, after a round of attemptOneOf over keys, the
+// release of the keys that hold the token but the one kept (at position
+// chosen, -1 for none) to every node that may have set one, without
+// waiting for the replies, as releaseAfterFailure does. A node sets one
+// key at most: one that has not answered may have set the key kept, which
+// stays, or another, which goes. It removes the key kept from keys.
+func (m *Mutex) releaseCandidates(keys []string, chosen int64) {
+	if chosen >= 0 {
+		keys = append(keys[:chosen], keys[chosen+1:]...)
+	}
+	if len(keys) == 0 {
+		return
+	}
+	m.acquisition.candidates = keys
+	r := m.acquisition.round
+	clean := func(i int) bool {
+		node := r.tally.nodes[i]
+		return !r.tally.mayHoldKey(i) || (node.outcome == OutcomeConfirmed && node.choice == chosen)
+	}
+	needed := false
+	for i := range r.tally.nodes {
+		if !clean(i) {
+			needed = true
+		}
+	}
+	if !needed {
+		return
+	}
+	for i := range r.tally.nodes {
+		if clean(i) {
+			r.round.Skip(i)
+		}
+	}
+	m.start(r, nodeQuietReleasePermits, m.acquisition.token(), 0, nil)
+	m.send(r)
+}

@@ -1,0 +1,103 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// permitsFreeLua reads which slots of a Semaphore are free on a node.
+var permitsFreeLua = newScript(permitsFreeScript)
+
+// Available returns how many permits could be won now: the slots that are
+// free on a quorum of nodes. It reads every slot on every node in one
+// round and writes nothing. It is a snapshot, and says nothing of the next
+// moment: TryAcquire is the way to take a permit. A node quarantined
+// (Options.Quarantine) does not count. It fails with an error matching
+// ErrQuorumUnreachable when fewer than a quorum of nodes answered, with
+// their errors, and with the context's error when ctx ended first.
+func (s *Semaphore) Available(ctx context.Context) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	c := s.waiter.client
+	if err := c.usable(); err != nil {
+		return 0, err
+	}
+	if c.quarantine != nil {
+		c.quarantine.verify()
+	}
+	round := c.group.NewRound()
+	round.SetScript(permitsFreeLua, len(s.slots), 0)
+	for _, slot := range s.slots {
+		round.AppendString(slot.key)
+	}
+	count := &freeSlots{free: make([]int, len(s.slots)), quarantine: c.quarantine, addresses: c.addresses}
+	c.group.Send(round, c.roundDeadline())
+	if err := c.group.Wait(ctx, round, count); err != nil {
+		return 0, fmt.Errorf("redlock: semaphore %q: %w", s.name, context.Cause(ctx))
+	}
+	if count.answered < c.need {
+		return 0, fmt.Errorf("redlock: semaphore %q: %d of %d nodes answered, need %d: %w: %w",
+			s.name, count.answered, len(c.addresses), c.need, ErrQuorumUnreachable, errors.Join(count.errs...))
+	}
+	available := 0
+	for _, nodes := range count.free {
+		if nodes >= c.need {
+			available++
+		}
+	}
+	return available, nil
+}
+
+// freeSlots counts, per slot, the nodes where it is free, from the
+// replies of permitsFreeScript.
+type freeSlots struct {
+	free       []int
+	answered   int
+	errs       []error
+	quarantine *quarantine
+	addresses  []string
+}
+
+// Count implements mux.Tally. It waits for every node.
+func (f *freeSlots) Count(node int, round *mux.Round) bool {
+	reply := round.Reply(node)
+	switch {
+	case round.Err(node) != nil:
+		f.errs = append(f.errs, fmt.Errorf("%s: %w: %w", f.addresses[node], ErrNodeUnreachable, round.Err(node)))
+		return false
+	case reply.IsError():
+		f.errs = append(f.errs, fmt.Errorf("%s: %w", f.addresses[node], reply.Err()))
+		return false
+	case reply.Type != resp.TypeBulkString || len(reply.Str) != len(f.free) || !onlyZerosAndOnes(reply.Str):
+		f.errs = append(f.errs, fmt.Errorf("%s: %w to a read of the slots: %s", f.addresses[node], errUnexpectedReply, reply))
+		return false
+	}
+	if f.quarantine != nil {
+		if excluded, left := f.quarantine.excludes(node); excluded {
+			f.errs = append(f.errs, fmt.Errorf("%s: %w", f.addresses[node], f.quarantine.errQuarantined(left)))
+			return false
+		}
+	}
+	for slot, held := range reply.Str {
+		if held == '0' {
+			f.free[slot]++
+		}
+	}
+	f.answered++
+	return false
+}
+
+// onlyZerosAndOnes reports whether text holds only '0' and '1'.
+func onlyZerosAndOnes(text []byte) bool {
+	for _, character := range text {
+		if character != '0' && character != '1' {
+			return false
+		}
+	}
+	return true
+}
