@@ -20,11 +20,21 @@ type Address struct {
 	Username, Password string
 	// DB is the database number from the URL's path; 0 when absent.
 	DB int
+	// MasterName, for the redis-sentinel:// and rediss-sentinel://
+	// schemes, names the master that the sentinels at Sentinels
+	// ("host:port", the URL's host first, then its addr parameters) serve:
+	// each dial asks them where it is, and Addr is empty.
+	MasterName string
+	Sentinels  []string
 }
 
 // String returns the address without its password, for messages.
 func (a Address) String() string {
 	switch {
+	case a.MasterName != "" && a.TLS:
+		return "rediss-sentinel://" + a.Sentinels[0] + "/" + a.MasterName
+	case a.MasterName != "":
+		return "redis-sentinel://" + a.Sentinels[0] + "/" + a.MasterName
 	case a.Network == "unix":
 		return "unix://" + a.Addr
 	case a.TLS:
@@ -35,14 +45,18 @@ func (a Address) String() string {
 }
 
 // ParseAddress parses a server address in one of the forms "host:port",
-// "redis://[user:password@]host:port[/db]", "rediss://…" (TLS) and
-// "unix:///path/to/socket". A missing port means 6379.
+// "redis://[user:password@]host:port[/db]", "rediss://…" (TLS),
+// "unix:///path/to/socket", and for a master that Redis Sentinel serves,
+// "redis-sentinel://[user:password@]host:port/master-name[?addr=host:port&addr=…]"
+// or "rediss-sentinel://…" (TLS), whose host and addr parameters are
+// sentinels, and whose user information is the master's. A missing port
+// means 6379, or 26379 for a sentinel.
 func ParseAddress(s string) (Address, error) {
 	if s == "" {
 		return Address{}, fmt.Errorf("%w: empty address", ErrInvalidAddress)
 	}
 	if !strings.Contains(s, "://") {
-		host, port, err := splitHostPort(s)
+		host, port, err := splitHostPort(s, "6379")
 		if err != nil {
 			return Address{}, fmt.Errorf("%w: %q: %v", ErrInvalidAddress, s, err)
 		}
@@ -62,23 +76,18 @@ func ParseAddress(s string) (Address, error) {
 	case "redis":
 	case "rediss":
 		a.TLS = true
+	case "redis-sentinel", "rediss-sentinel":
+		return parseSentinelAddress(s, u)
 	default:
-		return Address{}, fmt.Errorf("%w: %q: unknown scheme %q (want redis, rediss or unix)", ErrInvalidAddress, redactURL(s), u.Scheme)
+		return Address{}, fmt.Errorf("%w: %q: unknown scheme %q (want redis, rediss, unix, redis-sentinel or rediss-sentinel)", ErrInvalidAddress, redactURL(s), u.Scheme)
 	}
-	host, port, err := splitHostPort(u.Host)
+	host, port, err := splitHostPort(u.Host, "6379")
 	if err != nil {
 		return Address{}, fmt.Errorf("%w: %q: %v", ErrInvalidAddress, redactURL(s), err)
 	}
 	a.Network = "tcp"
 	a.Addr = net.JoinHostPort(host, port)
-	if u.User != nil {
-		a.Username = u.User.Username()
-		a.Password, _ = u.User.Password()
-		if _, hasPassword := u.User.Password(); !hasPassword {
-			// redis://password@host is the common short form.
-			a.Password, a.Username = a.Username, ""
-		}
-	}
+	a.Username, a.Password = userInformation(u)
 	if path := strings.TrimPrefix(u.Path, "/"); path != "" {
 		db, err := strconv.Atoi(path)
 		if err != nil || db < 0 {
@@ -92,14 +101,54 @@ func ParseAddress(s string) (Address, error) {
 	return a, nil
 }
 
-func splitHostPort(hostPort string) (host, port string, err error) {
+// parseSentinelAddress parses the URL u of a redis-sentinel:// or
+// rediss-sentinel:// address s.
+func parseSentinelAddress(s string, u *url.URL) (Address, error) {
+	a := Address{Network: "tcp", TLS: u.Scheme == "rediss-sentinel", MasterName: strings.TrimPrefix(u.Path, "/")}
+	if a.MasterName == "" || strings.Contains(a.MasterName, "/") {
+		return Address{}, fmt.Errorf("%w: %q: want %s://host:port/master-name", ErrInvalidAddress, redactURL(s), u.Scheme)
+	}
+	query, err := url.ParseQuery(u.RawQuery)
+	if err != nil || u.Fragment != "" {
+		return Address{}, fmt.Errorf("%w: %q: a query of addr parameters only, and no fragment", ErrInvalidAddress, redactURL(s))
+	}
+	for name := range query {
+		if name != "addr" {
+			return Address{}, fmt.Errorf("%w: %q: unknown parameter %q (want addr=host:port, once per sentinel)", ErrInvalidAddress, redactURL(s), name)
+		}
+	}
+	for _, sentinel := range append([]string{u.Host}, query["addr"]...) {
+		host, port, err := splitHostPort(sentinel, "26379")
+		if err != nil {
+			return Address{}, fmt.Errorf("%w: %q: sentinel %q: %v", ErrInvalidAddress, redactURL(s), sentinel, err)
+		}
+		a.Sentinels = append(a.Sentinels, net.JoinHostPort(host, port))
+	}
+	a.Username, a.Password = userInformation(u)
+	return a, nil
+}
+
+// userInformation returns the user name and password of u.
+func userInformation(u *url.URL) (username, password string) {
+	if u.User == nil {
+		return "", ""
+	}
+	password, hasPassword := u.User.Password()
+	if !hasPassword {
+		// redis://password@host is the common short form.
+		return "", u.User.Username()
+	}
+	return u.User.Username(), password
+}
+
+func splitHostPort(hostPort, defaultPort string) (host, port string, err error) {
 	if hostPort == "" {
 		return "", "", fmt.Errorf("missing host")
 	}
 	host, port, err = net.SplitHostPort(hostPort)
 	if err != nil {
 		// No port: "host" or "[::1]".
-		host, port = strings.TrimSuffix(strings.TrimPrefix(hostPort, "["), "]"), "6379"
+		host, port = strings.TrimSuffix(strings.TrimPrefix(hostPort, "["), "]"), defaultPort
 		if strings.ContainsAny(host, "[]") || strings.Count(host, ":") == 1 {
 			return "", "", err
 		}

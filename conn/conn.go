@@ -43,6 +43,13 @@ type Conn struct {
 	backoff  time.Duration      // the last backoff, doubled on each failure
 	runID    string
 
+	// For a master that Redis Sentinel serves: the sentinel that answered
+	// last, whether the watcher of its announcements runs (see
+	// watchSentinels), and the watcher's connection, which Close closes.
+	sentinelNext atomic.Uint32
+	watching     bool
+	sentinelConn net.Conn
+
 	pending       queue            // commands written or about to be, in order
 	writeBuffer   []byte           // commands not yet written
 	spareBuffer   []byte           // the other write buffer, swapped in while writing
@@ -91,6 +98,7 @@ type link struct {
 	reader   *resp.Reader
 	protocol Protocol
 	received *receivedProbe // nil where the socket cannot be asked
+	address  string         // the server's "host:port" or path, as dialled
 }
 
 // New returns a Conn for the address, in one of the forms ParseAddress
@@ -329,6 +337,9 @@ func (c *Conn) Close() error {
 	}
 	c.closed = true
 	close(c.closing)
+	if c.sentinelConn != nil {
+		c.sentinelConn.Close()
+	}
 	if c.stopWatching != nil {
 		c.stopWatching()
 		c.watchedDone, c.stopWatching = nil, nil

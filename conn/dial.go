@@ -13,27 +13,20 @@ import (
 )
 
 // dial connects to the server and performs the handshake within ctx.
+// For a master that Redis Sentinel serves, it first asks the sentinels
+// where the master is, and the handshake checks that it is one.
 func (c *Conn) dial(ctx context.Context) (*link, string, error) {
-	dialer := net.Dialer{KeepAlive: c.options.KeepAlive, Control: socketControl(c.options.UserTimeout)}
-	netConn, err := dialer.DialContext(ctx, c.address.Network, c.address.Addr)
+	address := c.address
+	if address.MasterName != "" {
+		master, err := c.resolveMaster(ctx)
+		if err != nil {
+			return nil, "", nodeError(c.name, err)
+		}
+		address.Addr = master
+	}
+	netConn, err := c.connect(ctx, address.Network, address.Addr)
 	if err != nil {
 		return nil, "", nodeError(c.name, err)
-	}
-	if c.address.TLS {
-		config := c.options.TLSConfig
-		if config == nil {
-			config = &tls.Config{MinVersion: tls.VersionTLS12}
-		}
-		if config.ServerName == "" {
-			config = config.Clone()
-			config.ServerName, _, _ = net.SplitHostPort(c.address.Addr)
-		}
-		tlsConn := tls.Client(netConn, config)
-		if err := tlsConn.HandshakeContext(ctx); err != nil {
-			netConn.Close()
-			return nil, "", nodeError(c.name, fmt.Errorf("tls handshake: %w", err))
-		}
-		netConn = tlsConn
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		netConn.SetDeadline(deadline)
@@ -41,14 +34,38 @@ func (c *Conn) dial(ctx context.Context) (*link, string, error) {
 	// Close cancels ctx: the handshake must not outlive it.
 	stop := context.AfterFunc(ctx, func() { netConn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	handshake := handshake{conn: netConn, reader: resp.NewReader(netConn, c.options.Limits), options: &c.options, address: c.address}
+	handshake := handshake{conn: netConn, reader: resp.NewReader(netConn, c.options.Limits), options: &c.options, address: address}
 	protocol, runID, err := handshake.run()
 	if err != nil {
 		netConn.Close()
 		return nil, "", nodeError(c.name, err)
 	}
 	netConn.SetDeadline(time.Time{})
-	return &link{netConn: netConn, reader: handshake.reader, protocol: protocol, received: newReceivedProbe(netConn)}, runID, nil
+	return &link{netConn: netConn, reader: handshake.reader, protocol: protocol, received: newReceivedProbe(netConn), address: address.Addr}, runID, nil
+}
+
+// connect opens a connection to addr, with TLS for a rediss address,
+// within ctx.
+func (c *Conn) connect(ctx context.Context, network, addr string) (net.Conn, error) {
+	dialer := net.Dialer{KeepAlive: c.options.KeepAlive, Control: socketControl(c.options.UserTimeout)}
+	netConn, err := dialer.DialContext(ctx, network, addr)
+	if err != nil || !c.address.TLS {
+		return netConn, err
+	}
+	config := c.options.TLSConfig
+	if config == nil {
+		config = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if config.ServerName == "" {
+		config = config.Clone()
+		config.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tlsConn := tls.Client(netConn, config)
+	if err := tlsConn.HandshakeContext(ctx); err != nil {
+		netConn.Close()
+		return nil, fmt.Errorf("tls handshake: %w", err)
+	}
+	return tlsConn, nil
 }
 
 // handshake is the conversation that opens a connection: protocol and
@@ -151,13 +168,18 @@ func (h *handshake) authenticateRESP2() error {
 	return nil
 }
 
-// prepare selects the database, asks for the run_id and loads the scripts,
-// all in one round trip.
+// prepare selects the database, checks that a Sentinel member's server
+// is the master, asks for the run_id and loads the scripts, all in one
+// round trip.
 func (h *handshake) prepare(runID *string) error {
 	h.buffer = h.buffer[:0]
 	count := 0
 	if h.address.DB != 0 {
 		h.buffer = resp.AppendCommand(h.buffer, "SELECT", strconv.Itoa(h.address.DB))
+		count++
+	}
+	if h.address.MasterName != "" {
+		h.buffer = resp.AppendCommand(h.buffer, "ROLE")
 		count++
 	}
 	h.buffer = resp.AppendCommand(h.buffer, "INFO", "server")
@@ -176,6 +198,12 @@ func (h *handshake) prepare(runID *string) error {
 		}
 		if replies[0].IsError() {
 			return fmt.Errorf("select %d: %w", h.address.DB, replies[0].Err())
+		}
+		replies = replies[1:]
+	}
+	if h.address.MasterName != "" {
+		if err := checkMaster(replies[0], h.address); err != nil {
+			return err
 		}
 		replies = replies[1:]
 	}

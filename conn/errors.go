@@ -31,6 +31,13 @@ var (
 	// (Call.Carry) could not be finished; Options.OnUnfinished has each.
 	ErrUnfinished = errors.New("conn: carried commands unfinished")
 
+	// ErrNotMaster is matched when the server of a master that Redis
+	// Sentinel serves is not, or is no longer, the master: the sentinels'
+	// answer was stale, they moved the master, or the server answered
+	// READONLY. The connection is closed, and the next dial asks the
+	// sentinels again.
+	ErrNotMaster = errors.New("conn: not the master")
+
 	// ErrUnexpectedReply is matched when a server answers the handshake or a
 	// reply arrives that no command asked for. The connection is closed.
 	ErrUnexpectedReply = errors.New("conn: unexpected reply")

@@ -188,6 +188,12 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 	if entry.call != nil {
 		c.deliverLocked(entry, value)
 	}
+	if c.address.MasterName != "" && value.IsError() && string(resp.ErrorCode(value.Str)) == "READONLY" {
+		// The master was demoted: the next dial asks the sentinels again.
+		err := fmt.Errorf("%w: %s answered %s", ErrNotMaster, link.address, value.Str)
+		c.failLinkLocked(link, err)
+		return err
+	}
 	return nil
 }
 

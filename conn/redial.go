@@ -15,6 +15,11 @@ func (c *Conn) startDialLocked() {
 	if c.dialing || c.closed || c.link != nil || time.Now().Before(c.retryAt) {
 		return
 	}
+	if c.address.MasterName != "" && !c.watching {
+		c.watching = true
+		c.background.Add(1)
+		go c.watchSentinels()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.options.DialTimeout)
 	c.dialing = true
 	c.dialDone = make(chan struct{})

@@ -53,6 +53,21 @@ func (g *Group) Address(i int) string { return g.nodes[i].Address() }
 // authenticates as: "default" when it gives none.
 func (g *Group) Username(i int) string { return g.nodes[i].Username() }
 
+// ServedBySentinel reports whether server i is a master that Redis
+// Sentinel serves, which a failover can replace (see conn.ParseAddress).
+func (g *Group) ServedBySentinel(i int) bool { return g.nodes[i].ServedBySentinel() }
+
+// AskSentinels asks the sentinels of server i, a master that Redis
+// Sentinel serves, where it is and whether they have their quorum (see
+// conn.Conn.AskSentinels); nil for any other server.
+func (g *Group) AskSentinels(ctx context.Context, i int) []SentinelReport {
+	return g.nodes[i].AskSentinels(ctx)
+}
+
+// SentinelReport is what one sentinel says of its master: conn's type,
+// re-exported.
+type SentinelReport = conn.SentinelReport
+
 // Connected reports whether the connection to the i-th server is up, as a
 // hint that may be stale at once.
 func (g *Group) Connected(i int) bool { return g.nodes[i].Connected() }

@@ -46,9 +46,12 @@ type Client struct {
 }
 
 // New returns a Client for the Redis masters at addresses, in the forms
-// "host:port", "redis://[user:password@]host:port[/db]", "rediss://…" (TLS)
-// and "unix:///path". The masters must be independent: no replication
-// between them.
+// "host:port", "redis://[user:password@]host:port[/db]", "rediss://…" (TLS),
+// "unix:///path", and for a master that Redis Sentinel serves,
+// "redis-sentinel://[user:password@]host:port/master-name?addr=host:port&…"
+// or "rediss-sentinel://…", whose host and addr parameters are its
+// sentinels (see Options.Quarantine, which is then on). The masters must
+// be independent: no replication between them.
 //
 // New does not dial, and never blocks: the nodes are dialled in the
 // background when first used, and again after a failure; nodes that cannot
@@ -91,7 +94,14 @@ func New(addresses []string, options Options) (*Client, error) {
 			}
 		}
 	}
-	if options.Quarantine {
+	for i := range addresses {
+		if c.group.ServedBySentinel(i) {
+			// A failover is a restart whose data may lack the last writes:
+			// the quarantine is on for such a member, whatever the options.
+			c.options.Quarantine = true
+		}
+	}
+	if c.options.Quarantine {
 		c.quarantine = newQuarantine(c)
 	}
 	return c, nil

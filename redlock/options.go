@@ -139,9 +139,12 @@ type Options struct {
 	// persists every write (appendonly yes, appendfsync always) loses no
 	// lock key when it restarts, and keeps the locks available; with
 	// persistence that can lose writes, or replicas that can be promoted,
-	// turn it on. A flush of a node that stays up is noticed at its next
-	// connection only. The user needs the key lockmux:epoch and the
-	// commands GET, SET, INFO and TIME, which its script calls.
+	// turn it on. It is on, whatever this field says, when a node is a
+	// master that Redis Sentinel serves: a failover promotes a replica,
+	// which may lack the last writes. A flush of a node that stays up is
+	// noticed at its next connection only. The user needs the key
+	// lockmux:epoch and the commands GET, SET, INFO and TIME, which its
+	// script calls.
 	Quarantine bool
 
 	// MaxTTL is the longest TTL any client of these nodes uses, with

@@ -113,9 +113,12 @@ Commands:
 Run 'redlock COMMAND --help' for the flags and examples of a command.
 
 Addresses: --addrs or REDLOCK_ADDRS, comma-separated, each "host:port",
-"redis://[user:password@]host:port[/db]", "rediss://..." (TLS) or
-"unix:///path". The nodes must be independent masters. bench and demo start
-servers of their own when no addresses are given.
+"redis://[user:password@]host:port[/db]", "rediss://..." (TLS),
+"unix:///path", or for a master that Redis Sentinel serves
+"redis-sentinel://host:port/master-name?addr=host:port&addr=..." (its
+sentinels; a failover quarantines it). The nodes must be independent
+masters. bench and demo start servers of their own when no addresses are
+given.
 
 `)
 	text.WriteString(exitStatusTable)

@@ -1,6 +1,9 @@
 package redistest
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Persistence selects how a real redis-server keeps its data across a crash.
 type Persistence int
@@ -64,6 +67,28 @@ type Options struct {
 	// Miniredis runs an in-process miniredis server even when redis-server is
 	// available. Use it for tests that move time with FastForward.
 	Miniredis bool
+
+	// Sentinel, when set, starts a sentinel (redis-server --sentinel) that
+	// monitors one master, instead of a data server. Persistence,
+	// Password, ACLUsers, TLS and the debug command do not apply to it. It
+	// needs a real redis-server: with the miniredis fallback Start skips
+	// the test.
+	Sentinel *Sentinel
+}
+
+// Sentinel is what a sentinel started by Start monitors, and how fast it
+// acts.
+type Sentinel struct {
+	// MasterName is the name the sentinel gives the master; Master is the
+	// master's "host:port".
+	MasterName, Master string
+	// Quorum is the number of sentinels that must agree that the master
+	// is down before a failover.
+	Quorum int
+	// DownAfter is how long the master must not answer to be thought down
+	// (sentinel down-after-milliseconds); FailoverTimeout bounds a
+	// failover (sentinel failover-timeout). Zero means 500 ms and 2 s.
+	DownAfter, FailoverTimeout time.Duration
 }
 
 // aclUser is one parsed entry of Options.ACLUsers.

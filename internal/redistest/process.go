@@ -109,6 +109,9 @@ func (p *process) waitState(stopped bool) error {
 
 // arguments returns the redis-server command line for s.
 func (s *Server) arguments() []string {
+	if s.opts.Sentinel != nil {
+		return s.sentinelArguments()
+	}
 	port := strconv.Itoa(s.port)
 	args := []string{"--bind", loopbackHost}
 	if s.certs != nil {

@@ -52,6 +52,9 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatalf("%s and %s=1 requires it (install redis-server)", missingMessage, RequireRedisEnv)
 		return nil
 	case backendMiniredis:
+		if opts.Sentinel != nil {
+			t.Skipf("%s; a sentinel needs it", missingMessage)
+		}
 		if !opts.Miniredis {
 			t.Logf("%s; using miniredis", missingMessage)
 		}

@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ func examineNode(ctx context.Context, facts nodeFacts, address string, options O
 		facts.info = parseInfo(string(reply.Str))
 		report.Findings = append(report.Findings, facts.checkRole(), facts.checkCluster())
 	}
+	if sentinel, ok := facts.checkSentinel(ctx); ok {
+		report.Findings = append(report.Findings, sentinel)
+	}
 	report.Version = facts.info["redis_version"]
 	report.RunID = facts.info["run_id"]
 
@@ -86,6 +90,10 @@ func (f nodeFacts) checkRole() Finding {
 	switch role := f.info["role"]; role {
 	case "master":
 		replicas, _ := strconv.Atoi(f.info["connected_slaves"])
+		if f.group.ServedBySentinel(f.node) {
+			return Finding{CheckRole, SeverityOK, fmt.Sprintf(
+				"master with %d replica(s), served by Sentinel: a client quarantines a replica it promotes", replicas)}
+		}
 		if replicas > 0 {
 			return Finding{CheckRole, SeverityWarn, fmt.Sprintf(
 				"master with %d replica(s): replication is asynchronous, so a replica promoted after a failover may miss recent locks; "+
@@ -115,6 +123,49 @@ func (f nodeFacts) checkCluster() Finding {
 	default:
 		return Finding{CheckCluster, SeverityWarn, "INFO does not report cluster_enabled; make sure the node is not in cluster mode"}
 	}
+}
+
+// checkSentinel asks the sentinels of a master that Redis Sentinel
+// serves where it is and whether they have their quorum; ok is false for
+// any other node, which has no such check.
+func (f nodeFacts) checkSentinel(ctx context.Context) (finding Finding, ok bool) {
+	if !f.group.ServedBySentinel(f.node) {
+		return Finding{}, false
+	}
+	var problems []string
+	masters := map[string][]string{}
+	for _, report := range f.group.AskSentinels(ctx, f.node) {
+		if report.Master != "" {
+			masters[report.Master] = append(masters[report.Master], report.Sentinel)
+		}
+		if report.Err != nil {
+			problems = append(problems, fmt.Sprintf("sentinel %s: %v", report.Sentinel, report.Err))
+		}
+	}
+	switch {
+	case len(masters) > 1:
+		var named []string
+		for master, sentinels := range masters {
+			named = append(named, fmt.Sprintf("%s names %s", strings.Join(sentinels, ", "), master))
+		}
+		sort.Strings(named)
+		return Finding{CheckSentinel, SeverityFail, "the sentinels disagree on the master (" + strings.Join(named, "; ") +
+			"): a failover is under way, or they are split; check them with SENTINEL MASTERS"}, true
+	case len(masters) == 0:
+		return Finding{CheckSentinel, SeverityFail, "no sentinel named the master: " + strings.Join(problems, "; ")}, true
+	case len(problems) > 0:
+		return Finding{CheckSentinel, SeverityWarn, strings.Join(problems, "; ") +
+			"; the others name the master, but a failover needs their quorum: check the sentinels"}, true
+	}
+	var master string
+	for only := range masters {
+		master = only
+	}
+	if port := f.info["tcp_port"]; port != "" && !strings.HasSuffix(master, ":"+port) {
+		return Finding{CheckSentinel, SeverityWarn, fmt.Sprintf(
+			"the sentinels name %s, and the client reached a server on port %s: a failover is under way", master, port)}, true
+	}
+	return Finding{CheckSentinel, SeverityOK, fmt.Sprintf("%d sentinel(s) agree the master is %s and have their quorum", len(masters[master]), master)}, true
 }
 
 // checkPersistence grades appendonly and appendfsync, and reports whether

@@ -378,3 +378,35 @@ func TestDoctorReadsTheEpochMarker(t *testing.T) {
 	trusted := epoch()
 	assert.Equal(t, doctor.SeverityOK, trusted.Severity, trusted.Message)
 }
+
+// A master that Redis Sentinel serves: its replica is expected, and the
+// sentinels are asked. A sentinel that is down is a warning; sentinels
+// that name different masters fail the check.
+func TestDoctorChecksSentinelMembers(t *testing.T) {
+	group := redistest.StartSentinelGroup(t, "locks", 3, redistest.Options{})
+	reports, err := doctor.Run(doctorContext(t), []string{group.Address()}, redlock.Options{}, doctor.Options{})
+	require.NoError(t, err)
+	role := findingOf(t, reports[0], doctor.CheckRole)
+	assert.Equal(t, doctor.SeverityOK, role.Severity, role.Message)
+	assert.Contains(t, role.Message, "served by Sentinel")
+	sentinel := findingOf(t, reports[0], doctor.CheckSentinel)
+	assert.Equal(t, doctor.SeverityOK, sentinel.Severity, sentinel.Message)
+	assert.Contains(t, sentinel.Message, "3 sentinel(s) agree the master is "+group.Master().Addr())
+
+	group.Sentinels[2].Shutdown()
+	reports, err = doctor.Run(doctorContext(t), []string{group.Address()}, redlock.Options{}, doctor.Options{})
+	require.NoError(t, err)
+	sentinel = findingOf(t, reports[0], doctor.CheckSentinel)
+	assert.Equal(t, doctor.SeverityWarn, sentinel.Severity, sentinel.Message)
+	assert.Contains(t, sentinel.Message, group.Sentinels[2].Addr())
+
+	// One sentinel told to follow another master: they disagree.
+	other := redistest.Start(t, redistest.Options{})
+	group.Sentinels[1].Do(t, "SENTINEL", "REMOVE", "locks")
+	group.Sentinels[1].Do(t, "SENTINEL", "MONITOR", "locks", "127.0.0.1", strconv.Itoa(other.Port()), "1")
+	reports, err = doctor.Run(doctorContext(t), []string{group.Address()}, redlock.Options{}, doctor.Options{})
+	require.NoError(t, err)
+	sentinel = findingOf(t, reports[0], doctor.CheckSentinel)
+	assert.Equal(t, doctor.SeverityFail, sentinel.Severity, sentinel.Message)
+	assert.Contains(t, sentinel.Message, "disagree")
+}

@@ -47,6 +47,11 @@ const (
 	CheckRole = "role"
 	// CheckCluster is the check that the node is not in cluster mode.
 	CheckCluster = "cluster"
+	// CheckSentinel, for a master that Redis Sentinel serves, is the check
+	// that its sentinels answer, agree on where the master is, name the
+	// server the client reached, and have their quorum (SENTINEL
+	// CKQUORUM).
+	CheckSentinel = "sentinel"
 	// CheckRunID is the check that no other configured address reaches
 	// the same server.
 	CheckRunID = "run_id"

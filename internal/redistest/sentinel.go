@@ -1,0 +1,43 @@
+package redistest
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// sentinelConfigName is the sentinel's configuration file inside its
+// data directory: a sentinel must have one it can rewrite.
+const sentinelConfigName = "sentinel.conf"
+
+// sentinelArguments returns the command line of a sentinel: its
+// configuration file, created empty on the first start and kept by
+// Restart, then the options, and what it monitors.
+func (s *Server) sentinelArguments() []string {
+	sentinel := s.opts.Sentinel
+	config := filepath.Join(s.dir, sentinelConfigName)
+	if _, err := os.Stat(config); err != nil {
+		// An error here shows at the start: the sentinel refuses to run
+		// without its file.
+		_ = os.WriteFile(config, nil, 0o644)
+	}
+	downAfter, failoverTimeout := sentinel.DownAfter, sentinel.FailoverTimeout
+	if downAfter == 0 {
+		downAfter = 500 * time.Millisecond
+	}
+	if failoverTimeout == 0 {
+		failoverTimeout = 2 * time.Second
+	}
+	host, port, _ := net.SplitHostPort(sentinel.Master)
+	name := sentinel.MasterName
+	milliseconds := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	return []string{config, "--sentinel",
+		"--bind", loopbackHost, "--port", strconv.Itoa(s.port),
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, logFileName),
+		"--sentinel", "monitor", name, host, port, strconv.Itoa(sentinel.Quorum),
+		"--sentinel", "down-after-milliseconds", name, milliseconds(downAfter),
+		"--sentinel", "failover-timeout", name, milliseconds(failoverTimeout),
+	}
+}
