@@ -28,6 +28,8 @@ type Conn struct {
 
 	// connected mirrors link != nil, for readers that do not take mu.
 	connected atomic.Bool
+	// fsyncAlways mirrors the live link's fsyncAlways (see FsyncAlways).
+	fsyncAlways atomic.Bool
 
 	// mu guards every field below. It is held only for bookkeeping, never
 	// across a system call that can block.
@@ -99,6 +101,9 @@ type link struct {
 	protocol Protocol
 	received *receivedProbe // nil where the socket cannot be asked
 	address  string         // the server's "host:port" or path, as dialled
+	// fsyncAlways is set when the handshake, asked to (AskPersistence),
+	// found appendfsync always.
+	fsyncAlways bool
 }
 
 // New returns a Conn for the address, in one of the forms ParseAddress
@@ -142,6 +147,13 @@ func (c *Conn) RunID() string {
 	defer c.mu.Unlock()
 	return c.runID
 }
+
+// FsyncAlways reports whether the server, as the handshake of the last
+// connection found it, runs with appendfsync always: every write it
+// acknowledges was written to its append-only file and fsynced first.
+// It is false unless Options.AskPersistence is set, and when the server
+// refused to tell.
+func (c *Conn) FsyncAlways() bool { return c.fsyncAlways.Load() }
 
 // Connected reports whether the connection is up, without waiting for
 // anything: a hint for ordering work, which may be stale at once.

@@ -41,7 +41,8 @@ func (c *Conn) dial(ctx context.Context) (*link, string, error) {
 		return nil, "", nodeError(c.name, err)
 	}
 	netConn.SetDeadline(time.Time{})
-	return &link{netConn: netConn, reader: handshake.reader, protocol: protocol, received: newReceivedProbe(netConn), address: address.Addr}, runID, nil
+	return &link{netConn: netConn, reader: handshake.reader, protocol: protocol, received: newReceivedProbe(netConn), address: address.Addr,
+		fsyncAlways: handshake.fsyncAlways}, runID, nil
 }
 
 // connect opens a connection to addr, with TLS for a rediss address,
@@ -76,6 +77,8 @@ type handshake struct {
 	options *Options
 	address Address
 	buffer  []byte
+	// fsyncAlways is what CONFIG GET appendfsync told, with AskPersistence.
+	fsyncAlways bool
 }
 
 func (h *handshake) run() (protocol Protocol, runID string, err error) {
@@ -184,6 +187,10 @@ func (h *handshake) prepare(runID *string) error {
 	}
 	h.buffer = resp.AppendCommand(h.buffer, "INFO", "server")
 	count++
+	if h.options.AskPersistence {
+		h.buffer = resp.AppendCommand(h.buffer, "CONFIG", "GET", "appendfsync")
+		count++
+	}
 	for _, script := range h.options.Scripts {
 		h.buffer = resp.AppendCommand(h.buffer, "SCRIPT", "LOAD", script.Source)
 		count++
@@ -211,8 +218,16 @@ func (h *handshake) prepare(runID *string) error {
 	if info := replies[0]; !info.IsError() {
 		*runID = infoField(info.Str, "run_id")
 	}
+	replies = replies[1:]
+	if h.options.AskPersistence {
+		// {appendfsync, always}: an array (RESP2) or a map (RESP3). A
+		// refusal leaves it false.
+		policy := replies[0]
+		h.fsyncAlways = !policy.IsError() && len(policy.Elems) == 2 && string(policy.Elems[1].Str) == "always"
+		replies = replies[1:]
+	}
 	for i, script := range h.options.Scripts {
-		reply := replies[1+i]
+		reply := replies[i]
 		if err := authError(reply); err != nil {
 			return err
 		}

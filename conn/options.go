@@ -106,6 +106,10 @@ type Options struct {
 	// Scripts are loaded with SCRIPT LOAD after each handshake, so that
 	// EVALSHA rarely meets NOSCRIPT.
 	Scripts []*Script
+	// AskPersistence makes the handshake also ask CONFIG GET appendfsync,
+	// for Conn.FsyncAlways. A refusal (an ACL without +config|get) is not
+	// an error: the answer is then "not always".
+	AskPersistence bool
 }
 
 func (o Options) withDefaults() (Options, error) {

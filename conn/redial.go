@@ -76,6 +76,7 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 func (c *Conn) installLocked(link *link, runID string) {
 	c.link = link
 	c.connected.Store(true)
+	c.fsyncAlways.Store(link.fsyncAlways)
 	c.lastErr = nil
 	c.backoff = 0
 	c.retryAt = time.Time{}

@@ -53,6 +53,10 @@ func (g *Group) Address(i int) string { return g.nodes[i].Address() }
 // authenticates as: "default" when it gives none.
 func (g *Group) Username(i int) string { return g.nodes[i].Username() }
 
+// FsyncAlways reports whether server i, at its last connection, ran with
+// appendfsync always (see conn.Conn.FsyncAlways; Options.AskPersistence).
+func (g *Group) FsyncAlways(i int) bool { return g.nodes[i].FsyncAlways() }
+
 // ServedBySentinel reports whether server i is a master that Redis
 // Sentinel serves, which a failover can replace (see conn.ParseAddress).
 func (g *Group) ServedBySentinel(i int) bool { return g.nodes[i].ServedBySentinel() }

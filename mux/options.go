@@ -61,6 +61,9 @@ type Options struct {
 	// could not be finished on a server, with the server's address, the
 	// command's label and why. It must not block.
 	OnUnfinished func(address, label string, err error)
+	// AskPersistence makes each handshake ask the server's appendfsync
+	// (see Group.FsyncAlways).
+	AskPersistence bool
 }
 
 func (o Options) withDefaults() Options {
@@ -82,6 +85,7 @@ func (o Options) connOptions() conn.Options {
 		Protocol:       o.Protocol,
 		Limits:         o.Limits,
 		OnConnect:      o.OnConnect,
+		AskPersistence: o.AskPersistence,
 	}
 	for _, script := range o.Scripts {
 		options.Scripts = append(options.Scripts, script.script)

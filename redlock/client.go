@@ -81,6 +81,9 @@ func New(addresses []string, options Options) (*Client, error) {
 	groupOptions.Scripts = allScripts
 	groupOptions.OnConnect = c.recordRunID
 	groupOptions.OnUnfinished = c.reportUnfinished
+	// A restart of a node that fsyncs every write is trusted at once
+	// (see quarantine.run): the handshake asks.
+	groupOptions.AskPersistence = options.Quarantine
 	c.group, err = mux.New(addresses, groupOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)

@@ -133,9 +133,11 @@ type Options struct {
 	// commits do not count (OutcomeQuarantined, ErrQuarantined), and its
 	// releases still go. Every client reaches the same verdict from the
 	// node's marker. The cost is availability: a node quarantined is a
-	// node down, also after a restart that kept its data, and fresh
-	// servers are quarantined until they are stated new (Client.TrustNodes,
-	// redlock trust-nodes). It is off by default: a plain node that
+	// node down, and fresh servers are quarantined until they are stated
+	// new (Client.TrustNodes, redlock trust-nodes). A restart of a plain
+	// node that fsyncs every write (appendonly yes, appendfsync always,
+	// asked with CONFIG GET at each connection) and kept its marker is
+	// trusted at once. It is off by default: a plain node that
 	// persists every write (appendonly yes, appendfsync always) loses no
 	// lock key when it restarts, and keeps the locks available; with
 	// persistence that can lose writes, or replicas that can be promoted,

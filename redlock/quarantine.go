@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -119,27 +120,49 @@ func (q *quarantine) verify() {
 // verdicts of those that answer. With pendingOnly, it asks only the nodes
 // whose verdict is unknown and that are connected, within a node timeout:
 // a node that is down votes in no round anyway, and is asked once it
-// connected; a round's wait is not spent on it.
+// connected; a round's wait is not spent on it. The plain nodes whose
+// connection found appendfsync always are asked in a round of their own,
+// sent with the other, that says so (see epochScript).
 func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) []error {
 	c := q.client
-	round := c.group.NewRound()
-	round.SetEval(epochLua, 1, 1)
-	round.AppendString(epochKey)
-	round.AppendString(action)
+	rounds := [2]*mux.Round{c.group.NewRound(), c.group.NewRound()} // the plain nodes', and the durable ones'
+	for i, durable := range [2]string{"", "durable"} {
+		rounds[i].SetEval(epochLua, 1, 2)
+		rounds[i].AppendString(epochKey)
+		rounds[i].AppendString(action)
+		rounds[i].AppendString(durable)
+	}
 	wait := max(c.options.NodeTimeout, c.options.DialTimeout)
 	if pendingOnly {
 		wait = c.options.NodeTimeout
-		for node := range q.nodes {
-			if !q.nodes[node].pending.Load() || !c.group.Connected(node) {
+	}
+	roundOf := make([]*mux.Round, len(q.nodes))
+	for node := range q.nodes {
+		durable := c.group.FsyncAlways(node) && !c.group.ServedBySentinel(node)
+		roundOf[node] = rounds[0]
+		if durable {
+			roundOf[node] = rounds[1]
+		}
+		for _, round := range rounds {
+			if round != roundOf[node] || (pendingOnly && (!q.nodes[node].pending.Load() || !c.group.Connected(node))) {
 				round.Skip(node)
 			}
 		}
 	}
 	start := c.options.clock.Now()
-	c.group.Send(round, time.Now().Add(wait))
-	waitErr := c.group.Wait(ctx, round, nil)
+	deadline := time.Now().Add(wait)
+	for _, round := range rounds {
+		c.group.Send(round, deadline)
+	}
+	var waitErr error
+	for _, round := range rounds {
+		if err := c.group.Wait(ctx, round, nil); err != nil {
+			waitErr = err
+		}
+	}
 	errs := make([]error, len(q.nodes))
 	for node := range q.nodes {
+		round := roundOf[node]
 		reply := round.Reply(node)
 		switch {
 		case !round.Sent(node):

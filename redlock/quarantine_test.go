@@ -173,3 +173,37 @@ func TestQuarantineRefusesATTLBeyondMaxTTL(t *testing.T) {
 	m := client.NewMutex("short", MutexOptions{TTL: time.Second})
 	assert.ErrorIs(t, m.ExtendFor(ctx, 5*time.Second), ErrInvalidOptions)
 }
+
+// A node that writes every write to its append-only file and fsyncs it
+// before it answers (appendfsync always) loses nothing it acknowledged
+// when it restarts: the marker it kept, written when it ran so, is trusted
+// at once, and its lock keys still exclude. With appendfsync everysec the
+// last second of writes can be lost, and the restart is quarantined.
+func TestQuarantineTrustsADurableRestartAtOnce(t *testing.T) {
+	redistest.RequireReal(t)
+	for _, fsync := range []string{"always", "everysec"} {
+		t.Run(fsync, func(t *testing.T) {
+			nodes := startCluster(t, 3, redistest.Options{Persistence: redistest.PersistenceAOF, ExtraArgs: []string{"--appendfsync", fsync}})
+			ctx := context.Background()
+			options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+			a := nodes.client(t, options)
+			require.NoError(t, a.TrustNodes(ctx))
+			held := a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second})
+			require.NoError(t, held.Lock(ctx), "the check marks the markers of the nodes that fsync always")
+
+			nodes.servers[1].Kill9()
+			nodes.servers[1].Restart(t)
+
+			b := nodes.client(t, options)
+			require.ErrorIs(t, b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx), ErrNotAcquired, "A holds the lock")
+			fresh := b.NewMutex("fresh", MutexOptions{TTL: 10 * time.Second})
+			require.NoError(t, fresh.TryLock(ctx))
+			defer fresh.Unlock(ctx)
+			if fsync == "always" {
+				assert.Zero(t, b.Stats().Quarantined, "the durable restart is trusted")
+				return
+			}
+			assert.Equal(t, uint64(1), b.Stats().Quarantined, "the restart that may have lost writes is quarantined")
+		})
+	}
+}

@@ -33,9 +33,13 @@ Meanwhile the demo takes one node down at a time and brings it back.
 With no addresses the demo starts --nodes servers of its own on free loopback
 ports: redis-server processes with appendonly yes and appendfsync always
 (so that a killed node comes back with its locks) when redis-server is on the
-PATH, in turn paused with SIGSTOP and killed with SIGKILL; otherwise embedded
-miniredis servers in this process, closed and restarted on the same address.
-It says which. With --addrs it uses your nodes and does not touch them.
+PATH, in turn paused with SIGSTOP, killed with SIGKILL, and killed with its
+data removed, as a restart without persistence loses it: the workers'
+clients quarantine (redlock.Options.Quarantine), so a node that lost its
+keys votes again only after the TTL. Otherwise embedded miniredis servers in
+this process, closed and restarted on the same address, without the
+quarantine. It says which. With --addrs it uses your nodes and does not
+touch them.
 
 A progress line runs on stderr; at the end a report checks that the counter
 equals the number of holds (no update was lost), that no stale write was
@@ -118,15 +122,32 @@ func demoCommand(ctx context.Context, env *environment, args []string) int {
 	fmt.Fprintf(env.stderr, "redlock demo: %d workers share the lock %q for %v on %s: %s\n",
 		f.workers, demoKey, f.duration, strings.Join(addresses, ", "), description)
 
+	// On redis-server processes of its own, the demo also restarts nodes
+	// without their data, and its clients quarantine: a node that lost
+	// keys votes again only after the TTL.
+	quarantine := cluster != nil && cluster.kind == kindProcess
+	options := f.connection.options()
+	if quarantine {
+		options.Quarantine, options.MaxTTL = true, f.ttl
+	}
 	mutexes := make([]*redlock.Mutex, f.workers)
+	clients := make([]*redlock.Client, f.workers)
 	for i := range mutexes {
-		client, err := redlock.New(addresses, f.connection.options())
+		client, err := redlock.New(addresses, options)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "redlock demo: %v\n", err)
 			return statusOf(err)
 		}
 		defer client.Close()
+		clients[i] = client
 		mutexes[i] = client.NewMutex(demoKey, redlock.MutexOptions{TTL: f.ttl, Fencing: true})
+	}
+	if quarantine {
+		// The servers were just started, empty: the operator's statement.
+		if err := clients[0].TrustNodes(ctx); err != nil {
+			fmt.Fprintf(env.stderr, "redlock demo: %v\n", err)
+			return statusOf(err)
+		}
 	}
 
 	store := &fencedStore{}
@@ -150,7 +171,7 @@ func demoCommand(ctx context.Context, env *environment, args []string) int {
 	start := time.Now()
 	var group sync.WaitGroup
 	if cluster != nil {
-		events = newNodeEvents(cluster, progress, f.duration)
+		events = newNodeEvents(cluster, progress, f.duration, quarantine)
 		deadline := start.Add(f.duration)
 		group.Go(func() { events.run(runContext, deadline) })
 	}
@@ -162,7 +183,10 @@ func demoCommand(ctx context.Context, env *environment, args []string) int {
 	progress.finish()
 
 	report := demoReport{flags: f, elapsed: elapsed, store: store.state(), counters: counters, events: events,
-		interrupted: ctx.Err() != nil}
+		interrupted: ctx.Err() != nil, quarantine: quarantine}
+	for _, client := range clients {
+		report.quarantined += client.Stats().Quarantined
+	}
 	fmt.Fprint(env.stdout, report.text())
 	switch {
 	case report.interrupted:
@@ -181,6 +205,10 @@ type demoReport struct {
 	counters    *demoCounters
 	events      *nodeEvents // nil when the nodes were given
 	interrupted bool
+	// quarantine is set when the clients quarantined, and quarantined
+	// counts their confirmations that did not count.
+	quarantine  bool
+	quarantined uint64
 }
 
 // demoCheck is one line of the report's verdict.
@@ -220,10 +248,18 @@ func (r demoReport) checks() []demoCheck {
 	}
 	checks = append(checks, fences)
 	if r.events != nil {
-		stopped, crashed, failures := r.events.stopped.Load(), r.events.crashed.Load(), r.events.failures.Load()
+		stopped, crashed, wiped, failures := r.events.stopped.Load(), r.events.crashed.Load(), r.events.wiped.Load(), r.events.failures.Load()
 		checks = append(checks, demoCheck{"node events",
-			fmt.Sprintf("%d stops and %d crashes, one node at a time, each brought back; %d failed", stopped, crashed, failures),
+			fmt.Sprintf("%d stops, %d crashes and %d restarts without data, one node at a time, each brought back; %d failed",
+				stopped, crashed, wiped, failures),
 			verdict(failures == 0)})
+		quarantine := demoCheck{name: "quarantine", result: "skipped",
+			detail: "off: embedded servers cannot run its script, and are never restarted without their data"}
+		if r.quarantine {
+			quarantine.detail = fmt.Sprintf("each node restarted without data voted again only after the TTL: %d confirmations not counted", r.quarantined)
+			quarantine.result = verdict(wiped == 0 || r.quarantined > 0)
+		}
+		checks = append(checks, quarantine)
 	}
 	return checks
 }

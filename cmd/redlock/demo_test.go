@@ -13,16 +13,18 @@ import (
 
 func TestDemoShortRun(t *testing.T) {
 	tests := []struct {
-		name     string
-		args     []string
-		servers  string
-		events   string
-		realOnly bool
+		name    string
+		args    []string
+		servers string
+		events  string
+		// quarantine is the report's line about it.
+		quarantine string
+		realOnly   bool
 	}{
 		{name: "redis-server", args: []string{"demo", "--duration", "3s"}, servers: "redis-server processes", realOnly: true,
-			events: "paused (SIGSTOP)"},
+			events: "restarted empty, as after a restart without persistence", quarantine: `ok\s+quarantine\s+each node restarted without data voted again only after the TTL: [1-9]`},
 		{name: "embedded", args: []string{"demo", "--duration", "3s", "--embedded"}, servers: "embedded miniredis servers in this process (as asked)",
-			events: "closed"},
+			events: "closed", quarantine: `skipped\s+quarantine`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,6 +40,7 @@ func TestDemoShortRun(t *testing.T) {
 			assert.Regexp(t, `ok\s+counter`, result.stdout)
 			assert.Regexp(t, `(ok|skipped)\s+fences`, result.stdout)
 			assert.Contains(t, result.stdout, "lock wait      p50 ")
+			assert.Regexp(t, tt.quarantine, result.stdout)
 		})
 	}
 }

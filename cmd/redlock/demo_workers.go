@@ -133,16 +133,21 @@ type nodeEvents struct {
 	down     time.Duration // how long a node stays down
 	gap      time.Duration // between two events
 
-	stopped, crashed atomic.Int64 // events
-	failures         atomic.Int64 // nodes that could not be taken down or brought back
-	outage           atomic.Int64 // index+1 of the node that is down, 0 when none
+	// wipes makes every third event a restart without data (Wipe), for
+	// clients that quarantine.
+	wipes bool
+
+	stopped, crashed, wiped atomic.Int64 // events
+	failures                atomic.Int64 // nodes that could not be taken down or brought back
+	outage                  atomic.Int64 // index+1 of the node that is down, 0 when none
 }
 
 // newNodeEvents paces the events to the demo's duration.
-func newNodeEvents(cluster *localCluster, progress *progressLine, duration time.Duration) *nodeEvents {
+func newNodeEvents(cluster *localCluster, progress *progressLine, duration time.Duration, wipes bool) *nodeEvents {
 	return &nodeEvents{
 		cluster:  cluster,
 		progress: progress,
+		wipes:    wipes,
 		down:     min(max(duration/8, 300*time.Millisecond), 2*time.Second),
 		gap:      min(max(duration/16, 200*time.Millisecond), time.Second),
 	}
@@ -160,10 +165,14 @@ func (e *nodeEvents) run(ctx context.Context, deadline time.Time) {
 		server := e.cluster.servers[index]
 		var what string
 		var err error
-		if event%2 == 0 {
+		switch {
+		case e.wipes && event%3 == 2:
+			what, err = server.Wipe()
+			e.wiped.Add(1)
+		case event%2 == 0:
 			what, err = server.Stop()
 			e.stopped.Add(1)
-		} else {
+		default:
 			what, err = server.Crash()
 			e.crashed.Add(1)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/alicebob/miniredis/v2"
@@ -33,6 +34,11 @@ func (s *embeddedServer) Crash() (string, error) {
 	s.server.Close()
 	return "closed", nil
 }
+
+// errNoWipe is the error of an embedded server's Wipe.
+var errNoWipe = errors.New("an embedded server is not wiped: it cannot run the quarantine's epoch script")
+
+func (s *embeddedServer) Wipe() (string, error) { return "", errNoWipe }
 
 func (s *embeddedServer) Recover() (string, error) {
 	if err := s.server.Restart(); err != nil {

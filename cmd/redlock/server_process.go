@@ -34,6 +34,7 @@ type processServer struct {
 	mu      sync.Mutex
 	current *serverProcess // nil when not running
 	paused  bool
+	wiped   bool // its data was removed since it last ran
 }
 
 // serverProcess is one run of redis-server.
@@ -159,6 +160,21 @@ func (s *processServer) Crash() (string, error) {
 	return "killed (SIGKILL)", nil
 }
 
+func (s *processServer) Wipe() (string, error) {
+	if err := s.kill(); err != nil {
+		return "", err
+	}
+	for _, data := range []string{"appendonlydir", "dump.rdb"} {
+		if err := os.RemoveAll(filepath.Join(s.directory, data)); err != nil {
+			return "", fmt.Errorf("remove the data of redis-server at %s: %w", s.address, err)
+		}
+	}
+	s.mu.Lock()
+	s.wiped = true
+	s.mu.Unlock()
+	return "killed (SIGKILL) and its data removed", nil
+}
+
 // kill sends SIGKILL and waits for the process to be reaped.
 func (s *processServer) kill() error {
 	s.mu.Lock()
@@ -197,6 +213,13 @@ func (s *processServer) Recover() (string, error) {
 	}
 	if err := s.launch(context.Background()); err != nil {
 		return "", err
+	}
+	s.mu.Lock()
+	wiped := s.wiped
+	s.wiped = false
+	s.mu.Unlock()
+	if wiped {
+		return "restarted empty, as after a restart without persistence", nil
 	}
 	if s.persistent {
 		return "restarted, its locks reloaded from the append-only file", nil

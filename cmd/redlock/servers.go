@@ -23,8 +23,13 @@ type localServer interface {
 	// Crash ends the server abruptly: SIGKILL for a process, a close for an
 	// embedded one.
 	Crash() (string, error)
-	// Recover undoes Stop or Crash: the server answers again on the same
-	// address, with its data (a process reloads its append-only file).
+	// Wipe ends the server abruptly and removes its data, as a restart
+	// without persistence loses it: Recover brings it back empty. An
+	// embedded server cannot (errNoWipe).
+	Wipe() (string, error)
+	// Recover undoes Stop, Crash or Wipe: the server answers again on the
+	// same address, with its data (a process reloads its append-only
+	// file) unless it was wiped.
 	Recover() (string, error)
 	// Close stops the server for good and removes its files.
 	Close() error

@@ -284,15 +284,23 @@ func runChaos(t *testing.T, p profile) runFigures {
 	// before the pause's heal was sent before the stop took effect, and
 	// the holder had left its critical section, having seen its validity
 	// still running.
-	healed := map[string]bool{}
+	// The nemesis picks a hold it saw inside its critical section, and the
+	// hold may have left it, and its exit been recorded, before the pause
+	// was: whatever the order, an exit recorded before the heal left first.
+	exited, healed := map[string]int64{}, map[string]int64{}
 	for _, e := range history {
 		switch {
 		case e.Kind == safety.KindNemesis && e.What == "pause":
 			paused[e.Hold] = true
 		case e.Kind == safety.KindHeal && e.What == "pause":
-			healed[e.Hold] = true
-		case e.Kind == safety.KindExit && paused[e.Hold] && !healed[e.Hold]:
-			delete(paused, e.Hold) // it left before the stop took effect
+			healed[e.Hold] = e.T
+		case e.Kind == safety.KindExit:
+			exited[e.Hold] = e.T
+		}
+	}
+	for hold := range paused {
+		if at, ok := exited[hold]; ok && (healed[hold] == 0 || at < healed[hold]) {
+			delete(paused, hold) // it left before the stop took effect
 		}
 	}
 	for _, e := range history {

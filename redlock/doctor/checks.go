@@ -353,6 +353,11 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 	now := seconds*1000 + micros/1000
 	const restate = "; state new nodes with redlock trust-nodes --force, and only those"
 	owner, written, found := strings.Cut(string(reply.Elems[0].Str), " ")
+	written, flag, _ := strings.Cut(written, " ") // "durable" when the writer fsyncs every write
+	durable := ""
+	if flag == "durable" {
+		durable = "; its writer fsyncs every write (appendfsync always), so a restart that keeps it is trusted at once"
+	}
 	switch at, err := strconv.ParseInt(written, 10, 64); {
 	case reply.Elems[0].Str == nil || len(reply.Elems[0].Str) == 0:
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("no epoch marker: the node is new, or lost its data (a restart without "+
@@ -372,6 +377,6 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 				"the node out of the locks for %v more", age.Round(time.Millisecond), (longestTTL - age).Round(time.Millisecond))}
 		}
 		return Finding{CheckEpoch, SeverityOK, fmt.Sprintf("the epoch marker is older than the longest TTL (%v): a client with "+
-			"Options.Quarantine lets the node vote", longestTTL)}
+			"Options.Quarantine lets the node vote%s", longestTTL, durable)}
 	}
 }
