@@ -85,7 +85,10 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			// Somebody holds the lock, or waits for it: take a place in
 			// line, which the later attempts keep. Its rounds are the
 			// acquisition's: the attempt's tally was read above.
-			inLine = m.joinLine(ctx, &m.wait.line)
+			var lineErr error
+			if inLine, lineErr = m.joinLine(ctx, &m.wait.line); lineErr != nil {
+				return fmt.Errorf("redlock: lock %q: waiting in line: %w", m.key, lineErr)
+			}
 		}
 		listen := false
 		switch {
@@ -169,7 +172,10 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	var fence int64
 	committed := true
 	if m.options.Fencing && tally.got >= c.need && waitErr == nil {
-		fence, committed = m.commitFence(ctx)
+		if fence, committed = m.commitFence(ctx); !committed {
+			// The attempt failed at the commit: its error reports that.
+			tally.takeCommit(&a.commit.tally)
+		}
 	}
 	end := clock.Now()
 	elapsed := end.Sub(start)

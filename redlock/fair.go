@@ -34,8 +34,10 @@ func (m *Mutex) heartbeat() time.Duration {
 // A waiter whose entry finished before another's began has the smaller
 // ticket: the two quorums share a node. Its later attempts then carry its
 // identity. It reports whether a quorum took the waiter; one that did not
-// joins again after its next failed attempt.
-func (m *Mutex) joinLine(ctx context.Context, line *fairLine) bool {
+// joins again after its next failed attempt. It fails when the nodes that
+// refused a round by their configuration (an ACL without a command the
+// scripts call) leave no quorum: retrying cannot fix that.
+func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 	c := m.client
 	a := &m.acquisition
 	const digits = "0123456789abcdef"
@@ -47,7 +49,7 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) bool {
 	line.heartbeat = strconv.AppendInt(line.heartbeat[:0], m.heartbeat().Milliseconds(), 10)
 	m.start(a.round, nodeFairTicket, line.id[:], 0, nil)
 	if m.exchange(ctx, a.round) != nil || a.round.tally.got < c.need {
-		return false
+		return false, m.lineRefused()
 	}
 	var largest int64
 	for _, node := range a.round.tally.nodes {
@@ -59,11 +61,23 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) bool {
 	a.extras = line.extras[:]
 	m.start(a.round, nodeFairEnqueue, line.id[:], largest+1, nil)
 	if m.exchange(ctx, a.round) != nil || a.round.tally.got < c.need {
+		err := m.lineRefused()
 		m.leaveLine(line)
-		return false
+		return false, err
 	}
 	c.notifier.enterLine(m, line.id)
-	return true
+	return true, nil
+}
+
+// lineRefused returns the error of a round of joinLine that failed, when
+// the nodes that refused it by their configuration leave no quorum; nil
+// otherwise.
+func (m *Mutex) lineRefused() error {
+	tally := &m.acquisition.round.tally
+	if tally.config == 0 || len(tally.nodes)-tally.config >= tally.need {
+		return nil
+	}
+	return tally.quorumError(m.key, m.client.addresses, 0)
 }
 
 // leaveLine takes the waiter out of line on every node, without waiting:

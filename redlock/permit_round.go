@@ -51,7 +51,16 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 		won = candidates[chosen]
 		won.adopt(tally, chosen, a.token())
 		if m.options.Fencing {
-			fence, committed = won.commitFence(ctx)
+			if fence, committed = won.commitFence(ctx); !committed {
+				// The attempt failed at the commit: its error, from the
+				// carrier's tally, reports that.
+				own := &won.acquisition.round.tally
+				own.takeCommit(&won.acquisition.commit.tally)
+				if won != m {
+					copy(tally.nodes, own.nodes)
+					tally.got, tally.refused, tally.failed, tally.down, tally.config = own.got, own.refused, own.failed, own.down, own.config
+				}
+			}
 		}
 	}
 	end := clock.Now()

@@ -66,24 +66,7 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 			outcome.outcome, outcome.err = OutcomeQuarantined, q.errQuarantined(left)
 		}
 	}
-	switch outcome.outcome {
-	case OutcomeConfirmed:
-		if protocol[t.command].choice {
-			t.got = max(t.got, t.votes(outcome.choice))
-			break
-		}
-		t.got++
-	case OutcomeHeld, OutcomeMissing:
-		t.refused++
-	default:
-		t.failed++
-		if outcome.outcome == OutcomeNotSent || outcome.config {
-			t.down++
-		}
-		if outcome.config {
-			t.config++
-		}
-	}
+	t.add(outcome)
 	// A round stops early once a quorum confirmed: the nodes still to answer
 	// got the command all the same, and a node that is down costs nothing.
 	// A failed round waits for every answer: each node's outcome is
@@ -138,6 +121,41 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 		return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w to %s: %s", errUnexpectedReply, command.operation, reply)}
 	}
 	return nodeOutcome{outcome: outcome, number: number, choice: choice}
+}
+
+// add counts one node's outcome.
+func (t *tally) add(outcome *nodeOutcome) {
+	switch outcome.outcome {
+	case OutcomeConfirmed:
+		if protocol[t.command].choice {
+			t.got = max(t.got, t.votes(outcome.choice))
+			break
+		}
+		t.got++
+	case OutcomeHeld, OutcomeMissing:
+		t.refused++
+	default:
+		t.failed++
+		if outcome.outcome == OutcomeNotSent || outcome.config {
+			t.down++
+		}
+		if outcome.config {
+			t.config++
+		}
+	}
+}
+
+// takeCommit makes t, the tally of a fenced acquisition whose fence commit
+// failed, report the commit: the nodes the commit was sent to, those that
+// confirmed the acquisition, count by their answer to it.
+func (t *tally) takeCommit(commit *tally) {
+	t.got, t.refused, t.failed, t.down, t.config = 0, 0, 0, 0, 0
+	for i := range t.nodes {
+		if t.nodes[i].outcome == OutcomeConfirmed {
+			t.nodes[i] = commit.nodes[i]
+		}
+		t.add(&t.nodes[i])
+	}
 }
 
 // votes returns the number of nodes that confirmed a command whose row

@@ -111,6 +111,18 @@ func (p *Proxy) Inject(b []byte) {
 	}
 }
 
+// Retarget forwards the connections accepted from now on to upstream, a
+// loopback "host:port", and resets every open link, as a failover behind
+// one address (a virtual IP, a DNS name) looks to the clients. It panics
+// for an upstream that is not on loopback.
+func (p *Proxy) Retarget(upstream string) {
+	if !isLoopback(upstream) {
+		panic("faultnet: upstream " + upstream + " is not a loopback address")
+	}
+	p.upstream.Store(&upstream)
+	p.CutLinks()
+}
+
 // CutLinks resets every open link at once, both sockets with a TCP RST, as
 // a restarting server looks to its clients. New connections are accepted and
 // forwarded as usual.

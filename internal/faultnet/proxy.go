@@ -20,7 +20,7 @@ const noReset = -1
 //
 // A Proxy is safe for concurrent use.
 type Proxy struct {
-	upstream   string
+	upstream   atomic.Pointer[string] // see Retarget
 	listener   *net.TCPListener
 	cancelDial context.CancelFunc // cancels an upstream dial in progress; called by Close
 
@@ -63,11 +63,11 @@ func New(t testing.TB, upstream string) *Proxy {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
-		upstream:   upstream,
 		listener:   listener,
 		cancelDial: cancel,
 		links:      make(map[*link]struct{}),
 	}
+	p.upstream.Store(&upstream)
 	p.resetBudget.Store(noReset)
 	p.goroutines.Add(1)
 	go p.acceptLoop(ctx)
@@ -151,7 +151,7 @@ func (p *Proxy) acceptLoop(ctx context.Context) {
 		if err != nil {
 			return // closed by Close, or broken: see the package doc
 		}
-		conn, err := dialer.DialContext(ctx, "tcp", p.upstream)
+		conn, err := dialer.DialContext(ctx, "tcp", *p.upstream.Load())
 		if err != nil {
 			resetConn(client)
 			continue

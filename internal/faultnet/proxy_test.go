@@ -293,3 +293,24 @@ func TestModesSwitchWhileForwarding(t *testing.T) {
 	c.expect(strings.Repeat(pong, pings))
 	assert.Equal(t, int64(0), proxy.RepliesDropped())
 }
+
+// Retarget resets the open links and forwards the new ones to the new
+// upstream.
+func TestRetarget(t *testing.T) {
+	servers := redistest.StartN(t, 2, redistest.Options{})
+	proxy := New(t, servers[0].Addr())
+	servers[1].Do(t, "SET", "where", "second")
+	c := dial(t, proxy.Addr())
+	c.send(pingCommand)
+	c.expect(pong)
+
+	proxy.Retarget(servers[1].Addr())
+
+	got, err := c.readToEnd()
+	assert.Empty(t, got)
+	assertCut(t, err)
+	again := dial(t, proxy.Addr())
+	again.send("*2\r\n$3\r\nGET\r\n$5\r\nwhere\r\n")
+	again.expect("$6\r\nsecond\r\n")
+	assert.Panics(t, func() { proxy.Retarget("192.0.2.1:6379") })
+}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"testing"
 	"time"
 )
 
@@ -40,4 +42,41 @@ func (s *Server) sentinelArguments() []string {
 		"--sentinel", "down-after-milliseconds", name, milliseconds(downAfter),
 		"--sentinel", "failover-timeout", name, milliseconds(failoverTimeout),
 	}
+}
+
+// Follow makes the server a replica of master (REPLICAOF), now and after
+// its restarts.
+func (s *Server) Follow(t testing.TB, master *Server) {
+	t.Helper()
+	s.setReplicaOf(t, "127.0.0.1", strconv.Itoa(master.Port()))
+}
+
+// Promote makes the server a master (REPLICAOF NO ONE), now and after its
+// restarts.
+func (s *Server) Promote(t testing.TB) {
+	t.Helper()
+	s.setReplicaOf(t, "NO", "ONE")
+}
+
+// setReplicaOf sends REPLICAOF host port and keeps it, in place of any
+// --replicaof of Options.ExtraArgs, for the restarts.
+func (s *Server) setReplicaOf(t testing.TB, host, port string) {
+	t.Helper()
+	if reply := s.Do(t, "REPLICAOF", host, port); reply != "OK" && !strings.HasPrefix(reply, "OK") {
+		t.Fatalf("redistest: %s: REPLICAOF %s %s: %s", s.Addr(), host, port, reply)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var args []string
+	for i := 0; i < len(s.opts.ExtraArgs); i++ {
+		if s.opts.ExtraArgs[i] == "--replicaof" && i+2 < len(s.opts.ExtraArgs) {
+			i += 2
+			continue
+		}
+		args = append(args, s.opts.ExtraArgs[i])
+	}
+	if host != "NO" {
+		args = append(args, "--replicaof", host, port)
+	}
+	s.opts.ExtraArgs = args
 }

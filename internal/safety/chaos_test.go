@@ -49,6 +49,7 @@ type profile struct {
 	readWrite             bool // the workers also read and write a read/write lock
 	fair                  bool // the workers also lock a fair lock
 	quarantine            bool // the workers' clients quarantine nodes that lost keys (F2 is then a must-survive fault)
+	replica               bool // the last node has a replica, which F34 promotes
 	localClients          int  // in-process clients, each with its own proxies
 	localGoroutines       int
 	processes             int // worker processes (phase B pauses them)
@@ -96,7 +97,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 			t.Logf("skipping the clock canaries of phase C: %s", noShim)
 		}
 	}
-	c := startCluster(t, clusterOptions{nodes: 5, shim: shim})
+	c := startCluster(t, clusterOptions{nodes: 5, shim: shim, replica: p.replica})
 	if p.quarantine {
 		// The servers are new, and stated so, as the quarantine asks.
 		trusting, err := redlock.New(c.addresses(), redlock.Options{})

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +37,15 @@ type cluster struct {
 	offsets       []int64
 	rates         []float64
 	clockSequence int64
+	// replica, with clusterOptions.replica, is a replica of the last lock
+	// node, with a clock file of its own (replicaClock): F34 promotes it,
+	// and the two swap places (see nemesis.failover).
+	replica      *redistest.Server
+	replicaClock string
+	// proxied are, per node, the proxies that proxies started for it,
+	// which F34 points at the promoted replica.
+	proxiedMu sync.Mutex
+	proxied   [][]*faultnet.Proxy
 }
 
 // clusterOptions configures startCluster.
@@ -43,6 +54,8 @@ type clusterOptions struct {
 	// shim starts the lock nodes under the clock shim; the caller has
 	// checked that it could be built.
 	shim string
+	// replica starts a replica of the last lock node (cluster.replica).
+	replica bool
 }
 
 // startCluster starts the lock nodes with appendonly yes and appendfsync
@@ -53,28 +66,51 @@ func startCluster(t testing.TB, options clusterOptions) *cluster {
 	redistest.RequireReal(t)
 	c := &cluster{t: t}
 	clockDir := t.TempDir()
-	for i := range options.nodes {
+	// nodeOptions are the options of a lock node whose clock file is
+	// named name.
+	nodeOptions := func(name string, extra ...string) (redistest.Options, string) {
 		node := redistest.Options{
 			Persistence: redistest.PersistenceAOF,
-			ExtraArgs: []string{
+			ExtraArgs: append([]string{
 				"--maxmemory-policy", "noeviction",
 				"--key-load-delay", "1000", // µs per key: F22 makes loading slow with filler keys
 				"--loading-process-events-interval-bytes", "1024",
-			},
+				"--repl-diskless-sync-delay", "0", // a replica is fed at once
+			}, extra...),
 		}
 		clock := ""
 		if options.shim != "" {
-			clock = filepath.Join(clockDir, nodeNames[i]+".clk")
+			clock = filepath.Join(clockDir, name+".clk")
 			require.NoError(t, os.WriteFile(clock, []byte("0 1.0\n"), 0o644))
 			node.Env = []string{"LD_PRELOAD=" + options.shim, "CLOCKSHIFT_FILE=" + clock}
 		}
+		return node, clock
+	}
+	for i := range options.nodes {
+		node, clock := nodeOptions(nodeNames[i])
 		c.nodes = append(c.nodes, redistest.Start(t, node))
 		c.clocks = append(c.clocks, clock)
 		c.offsets = append(c.offsets, 0)
 		c.rates = append(c.rates, 1)
 	}
+	if options.replica {
+		last := c.nodes[len(c.nodes)-1]
+		var replica redistest.Options
+		replica, c.replicaClock = nodeOptions(nodeNames[len(c.nodes)-1]+"-replica", "--replicaof", "127.0.0.1", strconv.Itoa(last.Port()))
+		c.replica = redistest.Start(t, replica)
+		c.awaitReplica()
+	}
 	c.resource = redistest.Start(t, redistest.Options{})
 	return c
+}
+
+// awaitReplica waits until the replica follows its master.
+func (c *cluster) awaitReplica() {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(c.replica.Do(c.t, "INFO", "replication"), "master_link_status:up"); {
+		require.False(c.t, time.Now().After(deadline), "the replica did not follow its master")
+		time.Sleep(10 * time.Millisecond) // a process's state: nothing to wait on
+	}
 }
 
 // addresses returns the nodes' own addresses.
@@ -88,11 +124,28 @@ func (c *cluster) addresses() []string {
 
 // proxies starts one faultnet proxy per node for one client.
 func (c *cluster) proxies(t testing.TB) []*faultnet.Proxy {
+	c.proxiedMu.Lock()
+	defer c.proxiedMu.Unlock()
+	if c.proxied == nil {
+		c.proxied = make([][]*faultnet.Proxy, len(c.nodes))
+	}
 	var out []*faultnet.Proxy
-	for _, node := range c.nodes {
-		out = append(out, faultnet.New(t, node.Addr()))
+	for i, node := range c.nodes {
+		proxy := faultnet.New(t, node.Addr())
+		c.proxied[i] = append(c.proxied[i], proxy)
+		out = append(out, proxy)
 	}
 	return out
+}
+
+// retarget points every proxy of node i at upstream (see
+// faultnet.Proxy.Retarget).
+func (c *cluster) retarget(i int, upstream string) {
+	c.proxiedMu.Lock()
+	defer c.proxiedMu.Unlock()
+	for _, proxy := range c.proxied[i] {
+		proxy.Retarget(upstream)
+	}
 }
 
 // proxyAddresses returns the addresses clients dial for proxies.

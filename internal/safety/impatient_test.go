@@ -156,9 +156,10 @@ const outlived = 10 * time.Millisecond
 //
 //   - its error is a context error;
 //   - or it stopped waiting for a node's reply (a *redlock.QuorumError
-//     with a node that timed out): a short context ends 25 times sooner
-//     than the node timeout, so that wait ended with the context's
-//     deadline, or went on despite its cancellation;
+//     of a round no quorum decided, with a node that timed out): a short
+//     context ends 25 times sooner than the node timeout, so that wait
+//     ended with the context's deadline, or went on despite its
+//     cancellation;
 //   - or it returned more than outlived after the context ended: the
 //     context should have ended its wait.
 //
@@ -180,7 +181,11 @@ func endedBy(ctx context.Context, end *contextEnd, returned int64, err error) er
 		return ended
 	}
 	var quorum *redlock.QuorumError
-	if errors.As(err, &quorum) {
+	if errors.As(err, &quorum) && quorum.Got < quorum.Need {
+		// A round that a quorum decided stopped waiting for the rest of
+		// its nodes for that reason, whatever became of the attempt after
+		// it (a fence commit that a node restarted since refused): those
+		// nodes count as timed out too.
 		for _, node := range quorum.Nodes {
 			if node.Outcome == redlock.OutcomeTimeout {
 				return ended

@@ -62,6 +62,14 @@ var restartAtOnceEmpty = fault{restartAtOnceEmptyName, (*nemesis).restartAtOnceE
 
 const restartAtOnceEmptyName = "F2 kill -9, restart at once with no data"
 
+// failover is F34, which phase A survives only with
+// redlock.Options.Quarantine: the last node's master is killed while its
+// replica, paused, missed the locks taken since, and the replica is
+// promoted behind the same address.
+var failover = fault{failoverName, (*nemesis).failover}
+
+const failoverName = "F34 failover to a replica that missed writes"
+
 // scriptFlush is F24: EVALSHA then answers NOSCRIPT, and the library
 // sends the script again in the same round.
 var scriptFlush = fault{"F24 SCRIPT FLUSH", (*nemesis).scriptFlush}
@@ -153,6 +161,34 @@ func (n *nemesis) restartAtOnceEmpty() {
 	n.cluster.nodes[i].Wipe()
 	n.rec.Record(safety.Event{Kind: safety.KindWipe, What: what, Node: n.nodeName(i)})
 	n.cluster.nodes[i].Restart(n.t)
+	n.heal(what, i)
+}
+
+// failover promotes the replica of the last node after its master died,
+// the replica having missed the writes of the last half TTL, and points
+// every client's link to that node at it, as a failover behind a virtual
+// IP does: the clients see a server that lost keys, under the node's
+// address. The old master comes back empty as the new one's replica, so
+// that the next failover swaps them back.
+func (n *nemesis) failover() {
+	c := n.cluster
+	i := len(c.nodes) - 1
+	master, replica := c.nodes[i], c.replica
+	what := failoverName
+	n.begin(what, i)
+	replica.Stop() // it misses what the master takes from now on
+	time.Sleep(n.ttl / 2)
+	master.Kill9()
+	replica.Cont()
+	replica.Promote(n.t)
+	n.rec.Record(safety.Event{Kind: safety.KindWipe, What: what, Node: n.nodeName(i)})
+	c.nodes[i], c.replica = replica, master
+	c.retarget(i, replica.Addr())
+	c.clocks[i], c.replicaClock = c.replicaClock, c.clocks[i]
+	master.Wipe()
+	master.Restart(n.t)
+	master.Follow(n.t, replica)
+	c.awaitReplica()
 	n.heal(what, i)
 }
 
