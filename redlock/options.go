@@ -144,9 +144,11 @@ type Options struct {
 	// turn it on. It is on, whatever this field says, when a node is a
 	// master that Redis Sentinel serves: a failover promotes a replica,
 	// which may lack the last writes. A flush of a node that stays up is
-	// noticed at its next connection only. The user needs the key
+	// noticed at once, the markers being watched by key tracking on the
+	// subscription connections (RESP3, +client|tracking), and at the
+	// node's next connection otherwise. The user needs the key
 	// lockmux:epoch and the commands GET, SET, INFO and TIME, which its
-	// script calls.
+	// script calls, and CONFIG GET to trust a durable restart.
 	Quarantine bool
 
 	// MaxTTL is the longest TTL any client of these nodes uses, with

@@ -182,11 +182,49 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 			if n.pending.Swap(false) {
 				q.pending.Add(-1)
 			}
+			q.watchMarker(node) // read now, the marker is watched from here on
 		default:
 			errs[node] = fmt.Errorf("%w: epoch script answered %s", errUnexpectedReply, reply)
 		}
 	}
 	return errs
+}
+
+// markerWatchTag is the tag of the armings of the epoch markers: the
+// watcher tells them apart by their key, not their tag.
+const markerWatchTag = 0
+
+// watchMarker arms node's epoch marker on its subscription connection, on
+// a goroutine of the watcher's, when the Client quarantines and speaks
+// RESP3: a change of the marker, a flush of the node (which the marker
+// does not survive) or the end of that connection makes the node's
+// verdict unknown again (see watcher.invalidated), so that a node flushed
+// while it stays up, which no client reconnects to, is quarantined at
+// once; a marker found missing by the arming read was flushed since it
+// was read, and does the same. A node whose arming fails keeps its
+// verdict until it reconnects.
+func (q *quarantine) watchMarker(node int) {
+	if q == nil || q != q.client.quarantine || q.client.options.Protocol == ProtocolRESP2 {
+		return // TrustNodes's quarantine of a Client that does not quarantine has no verdict to keep
+	}
+	c := q.client
+	w := &c.watcher
+	c.notifier.startTracking()
+	w.armingMu.Lock()
+	defer w.armingMu.Unlock()
+	if w.ctx.Err() != nil {
+		return
+	}
+	w.arming.Go(func() {
+		subscriber := c.notifier.trackingSubscriber()
+		if subscriber == nil {
+			return
+		}
+		request := mux.NewRequest("GET", epochKey)
+		if subscriber.Track(w.ctx, node, request, markerWatchTag, epochKey) == nil && request.Reply().Null {
+			q.connected(node)
+		}
+	})
 }
 
 // TrustNodes states that the nodes are new, or kept every key they ever

@@ -207,3 +207,25 @@ func TestQuarantineTrustsADurableRestartAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// A node flushed while it stays up, which no client reconnects to, loses
+// its marker with its keys: the clients that watch the marker read it
+// again at once, and quarantine the node. They used to notice only at
+// their next connection to it.
+func TestQuarantineNoticesAFlushOfANodeThatStaysUp(t *testing.T) {
+	nodes := trustedCluster(t)
+	ctx := context.Background()
+	client := nodes.client(t, Options{Quarantine: true, MaxTTL: 10 * time.Second})
+	m := client.NewMutex("before", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, m.Lock(ctx))
+	require.NoError(t, m.Unlock(ctx))
+	client.watcher.arming.Wait() // the markers, read, are armed
+
+	nodes.servers[1].Do(t, "FLUSHALL")
+
+	require.True(t, waitUntil(func() bool { return client.quarantine.nodes[1].pending.Load() }), "the flush was noticed")
+	after := client.NewMutex("after", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, after.TryLock(ctx), "two nodes of three still vote")
+	defer after.Unlock(ctx)
+	assert.Equal(t, uint64(1), client.Stats().Quarantined, "node 1, flushed, is quarantined")
+}

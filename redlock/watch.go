@@ -109,6 +109,14 @@ func (w *watcher) forget(m *Mutex) {
 // report is older than the hold's last own write. It runs on a
 // subscription connection's goroutine and must not block.
 func (w *watcher) invalidated(invalidation mux.Invalidation) {
+	if invalidation.Key == epochKey {
+		if q := w.client.quarantine; q != nil {
+			// The marker changed, was flushed, or is no longer watched:
+			// the node's verdict is read again before its next vote.
+			q.connected(invalidation.Node)
+		}
+		return
+	}
 	w.mu.Lock()
 	m := w.holds[invalidation.Key]
 	w.mu.Unlock()
@@ -202,6 +210,7 @@ func (w *watcher) close() {
 // of every watched hold that node confirmed: the former connection's
 // arming ended with it (and was reported, see invalidated).
 func (w *watcher) reconnected(node int) {
+	w.client.quarantine.watchMarker(node)
 	w.mu.Lock()
 	mutexes := make(map[*Mutex]bool, len(w.holds))
 	for _, m := range w.holds {
