@@ -16,6 +16,15 @@
 // the same way: a caller appends its command to the connection's buffer, and
 // whichever caller is already writing sends it along with its own.
 //
+// For a master that Redis Sentinel serves (an address of the
+// redis-sentinel:// schemes, see [ParseAddress]), each dial first asks the
+// sentinels where the master is and the handshake checks its ROLE; while
+// the Conn is open, a goroutine of its own follows the sentinels'
+// +switch-master announcements, and a switch, or a READONLY reply, closes
+// the connection to the old master ([ErrNotMaster]): the next command
+// dials the new one. With [Options.AskPersistence] the handshake also
+// reads the server's appendfsync ([Conn.FsyncAlways]).
+//
 // # A call's life
 //
 // The deadline given to [Conn.Send] is the server's: a connection is

@@ -63,22 +63,20 @@ func (s *Semaphore) tryAcquire(ctx context.Context) (Permit, bool, error) {
 	if won == nil {
 		return Permit{}, full, s.failed(ctx, err)
 	}
-	generation, err = won.tried(elapsed, generation, nil)
-	switch {
-	case err != nil:
-		return Permit{}, false, s.failed(ctx, err)
-	case generation == 0:
-		return Permit{}, false, s.failed(ctx, errReleasedBeforeReturn)
-	}
-	s.next.Store(uint32(slot + 1))
 	s.crowded.Store(slot != first)
-	return Permit{mutex: won, slot: slot, generation: generation}, false, nil
+	generation, err = won.tried(elapsed, generation, nil)
+	return s.permit(ctx, slot, generation, err)
 }
 
 // trySlot makes one attempt on one slot, as a Mutex's TryLock does.
 func (s *Semaphore) trySlot(ctx context.Context, slot int) (Permit, bool, error) {
-	m := s.slots[slot]
-	generation, err := m.tryLock(ctx)
+	generation, err := s.slots[slot].tryLock(ctx)
+	return s.permit(ctx, slot, generation, err)
+}
+
+// permit returns the permit of slot that an attempt won with generation,
+// or the attempt's error err.
+func (s *Semaphore) permit(ctx context.Context, slot int, generation uint64, err error) (Permit, bool, error) {
 	switch {
 	case err != nil:
 		return Permit{}, false, s.failed(ctx, err)
@@ -89,7 +87,7 @@ func (s *Semaphore) trySlot(ctx context.Context, slot int) (Permit, bool, error)
 		return Permit{}, false, s.failed(ctx, errReleasedBeforeReturn)
 	}
 	s.next.Store(uint32(slot + 1))
-	return Permit{mutex: m, slot: slot, generation: generation}, false, nil
+	return Permit{mutex: s.slots[slot], slot: slot, generation: generation}, false, nil
 }
 
 // errReleasedBeforeReturn is the failure of an acquisition of a permit
