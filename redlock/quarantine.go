@@ -87,8 +87,9 @@ func (q *quarantine) errQuarantined(left time.Duration) error {
 	if left <= 0 {
 		return fmt.Errorf("%w: its epoch marker was not read since it connected", ErrQuarantined)
 	}
-	return fmt.Errorf("%w for %v more: its epoch marker is younger than Options.MaxTTL and the drift allowance "+
-		"(it restarted, was promoted or was flushed, and may have lost keys)", ErrQuarantined, left.Round(time.Millisecond))
+	return fmt.Errorf("%w for %v more, after a restart, a promotion or a flush %v ago: its epoch marker is younger than "+
+		"Options.MaxTTL and the drift allowance, and the node may have lost keys", ErrQuarantined, left.Round(time.Millisecond),
+		(q.threshold - left).Round(time.Millisecond))
 }
 
 // verify reads the epoch markers of the nodes whose verdict is unknown,
