@@ -26,6 +26,10 @@ type Address struct {
 	// each dial asks them where it is, and Addr is empty.
 	MasterName string
 	Sentinels  []string
+	// SentinelUsername and SentinelPassword, from the sentinel_username
+	// and sentinel_password parameters, authenticate to the sentinels;
+	// Username and Password are the master's.
+	SentinelUsername, SentinelPassword string
 }
 
 // String returns the address without its password, for messages.
@@ -49,7 +53,9 @@ func (a Address) String() string {
 // "unix:///path/to/socket", and for a master that Redis Sentinel serves,
 // "redis-sentinel://[user:password@]host:port/master-name[?addr=host:port&addr=…]"
 // or "rediss-sentinel://…" (TLS), whose host and addr parameters are
-// sentinels, and whose user information is the master's. A missing port
+// sentinels, and whose user information is the master's; the sentinels'
+// own credentials, when they ask for some, are the sentinel_username and
+// sentinel_password parameters. A missing port
 // means 6379, or 26379 for a sentinel.
 func ParseAddress(s string) (Address, error) {
 	if s == "" {
@@ -112,11 +118,18 @@ func parseSentinelAddress(s string, u *url.URL) (Address, error) {
 	if err != nil || u.Fragment != "" {
 		return Address{}, fmt.Errorf("%w: %q: a query of addr parameters only, and no fragment", ErrInvalidAddress, redactURL(s))
 	}
-	for name := range query {
-		if name != "addr" {
-			return Address{}, fmt.Errorf("%w: %q: unknown parameter %q (want addr=host:port, once per sentinel)", ErrInvalidAddress, redactURL(s), name)
+	for name, values := range query {
+		switch {
+		case name == "sentinel_username" || name == "sentinel_password":
+			if len(values) != 1 {
+				return Address{}, fmt.Errorf("%w: %q: %s given %d times", ErrInvalidAddress, redactURL(s), name, len(values))
+			}
+		case name != "addr":
+			return Address{}, fmt.Errorf("%w: %q: unknown parameter %q (want addr=host:port, once per sentinel, "+
+				"and sentinel_username and sentinel_password)", ErrInvalidAddress, redactURL(s), name)
 		}
 	}
+	a.SentinelUsername, a.SentinelPassword = query.Get("sentinel_username"), query.Get("sentinel_password")
 	for _, sentinel := range append([]string{u.Host}, query["addr"]...) {
 		host, port, err := splitHostPort(sentinel, "26379")
 		if err != nil {
@@ -166,13 +179,22 @@ func splitHostPort(hostPort, defaultPort string) (host, port string, err error) 
 // redactURL hides a password in an address before it goes into a message.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil {
 		if i := strings.LastIndex(s, "@"); i >= 0 {
 			if j := strings.Index(s, "://"); j >= 0 && j < i {
 				return s[:j+3] + "xxxxx" + s[i:]
 			}
 		}
+		if i := strings.Index(s, "?"); i >= 0 && strings.Contains(s[i:], "password") {
+			return s[:i] + "?xxxxx" // a query that does not parse may hide a sentinel's password
+		}
 		return s
+	}
+	if query, err := url.ParseQuery(u.RawQuery); err == nil && query.Has("sentinel_password") {
+		query.Set("sentinel_password", "xxxxx")
+		u.RawQuery = query.Encode()
+	} else if err != nil && strings.Contains(u.RawQuery, "password") {
+		u.RawQuery = "xxxxx"
 	}
 	return u.Redacted()
 }

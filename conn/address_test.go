@@ -30,6 +30,9 @@ func TestParseAddress(t *testing.T) {
 			name: "redis-sentinel://127.0.0.1:26379/locks"},
 		{in: "rediss-sentinel://127.0.0.1:26379/locks", want: conn.Address{Network: "tcp", TLS: true, MasterName: "locks", Sentinels: []string{"127.0.0.1:26379"}},
 			name: "rediss-sentinel://127.0.0.1:26379/locks"},
+		{in: "redis-sentinel://127.0.0.1:26379/locks?sentinel_username=watcher&sentinel_password=secret",
+			want: conn.Address{Network: "tcp", MasterName: "locks", Sentinels: []string{"127.0.0.1:26379"}, SentinelUsername: "watcher", SentinelPassword: "secret"},
+			name: "redis-sentinel://127.0.0.1:26379/locks"},
 	}
 	for _, test := range tests {
 		t.Run(test.in, func(t *testing.T) {
@@ -44,6 +47,9 @@ func TestParseAddress(t *testing.T) {
 		"redis-sentinel://127.0.0.1:26379", "redis-sentinel://127.0.0.1:26379/", "redis-sentinel://127.0.0.1:26379/a/b",
 		"redis-sentinel://127.0.0.1:26379/locks?db=2", "redis-sentinel://127.0.0.1:26379/locks?addr=127.0.0.1:99999",
 		"redis-sentinel://user:secret@127.0.0.1:26379/locks#x",
+		"redis-sentinel://127.0.0.1:26379/locks?sentinel_password=secret&sentinel_password=secret",
+		"redis-sentinel://127.0.0.1:26379/locks?sentinel_password=secret&db=2",
+		"redis-sentinel://127.0.0.1:26379/locks?sentinel_password=secret&addr=127.0.0.1:0",
 	} {
 		t.Run("refused "+bad, func(t *testing.T) {
 			_, err := conn.ParseAddress(bad)

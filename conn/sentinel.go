@@ -52,10 +52,7 @@ func (c *Conn) askSentinel(ctx context.Context, sentinel string) (string, error)
 		return "", err
 	}
 	defer netConn.Close()
-	if _, err := netConn.Write(resp.AppendCommand(nil, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.address.MasterName)); err != nil {
-		return "", err
-	}
-	reply, err := reader.ReadReply()
+	reply, err := roundTrip(netConn, reader, resp.AppendCommand(nil, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.address.MasterName))
 	if err != nil {
 		return "", err
 	}
@@ -72,11 +69,37 @@ func (c *Conn) dialSentinel(ctx context.Context, sentinel string) (net.Conn, *re
 	if deadline, ok := ctx.Deadline(); ok {
 		netConn.SetDeadline(deadline)
 	}
-	return netConn, resp.NewReader(netConn, c.options.Limits), nil
+	reader := resp.NewReader(netConn, c.options.Limits)
+	if password := c.address.SentinelPassword; password != "" {
+		arguments := []string{"AUTH", password}
+		if username := c.address.SentinelUsername; username != "" {
+			arguments = []string{"AUTH", username, password}
+		}
+		reply, err := roundTrip(netConn, reader, resp.AppendCommand(nil, arguments...))
+		if err == nil && reply.IsError() {
+			err = fmt.Errorf("%w: sentinel %s refused AUTH: %w", ErrAuth, sentinel, reply.Err())
+		}
+		if err != nil {
+			netConn.Close()
+			return nil, nil, err
+		}
+	}
+	return netConn, reader, nil
+}
+
+// roundTrip writes command on a sentinel's connection and reads one reply.
+func roundTrip(netConn net.Conn, reader *resp.Reader, command []byte) (resp.Value, error) {
+	if _, err := netConn.Write(command); err != nil {
+		return resp.Value{}, err
+	}
+	return reader.ReadReply()
 }
 
 // masterAddress reads the reply of SENTINEL GET-MASTER-ADDR-BY-NAME.
 func masterAddress(reply resp.Value, name string) (string, error) {
+	if err := authError(reply); err != nil {
+		return "", err // the sentinel wants credentials, or refuses the user: retrying cannot fix it
+	}
 	switch {
 	case reply.IsError():
 		return "", reply.Err()

@@ -104,3 +104,29 @@ func portOf(address string) string {
 	_, port, _ := strings.Cut(address, ":")
 	return port
 }
+
+// Sentinels that ask for a password get it from the address's
+// sentinel_password parameter; without it the dial fails with ErrAuth,
+// and the password is in no message.
+func TestSentinelAddressAuthenticatesToTheSentinels(t *testing.T) {
+	group := redistest.StartSentinelGroupWithPassword(t, "locks", 1, redistest.Options{}, "sentinel-secret")
+	c, err := conn.New(group.Address(), conn.Options{})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Connect(context.Background()))
+	assert.Equal(t, portOf(group.Master().Addr()), serverPort(t, c))
+
+	without, err := conn.New("redis-sentinel://"+group.Sentinels[0].Addr()+"/locks", conn.Options{})
+	require.NoError(t, err)
+	defer without.Close()
+	err = without.Connect(context.Background())
+	require.ErrorIs(t, err, conn.ErrAuth)
+	assert.Contains(t, err.Error(), "NOAUTH")
+
+	wrong, err := conn.New("redis-sentinel://"+group.Sentinels[0].Addr()+"/locks?sentinel_password=wrong-secret", conn.Options{})
+	require.NoError(t, err)
+	defer wrong.Close()
+	err = wrong.Connect(context.Background())
+	require.ErrorIs(t, err, conn.ErrAuth)
+	assert.NotContains(t, err.Error(), "wrong-secret")
+}

@@ -69,8 +69,9 @@ type Options struct {
 	Miniredis bool
 
 	// Sentinel, when set, starts a sentinel (redis-server --sentinel) that
-	// monitors one master, instead of a data server. Persistence,
-	// Password, ACLUsers, TLS and the debug command do not apply to it. It
+	// monitors one master, instead of a data server. Password is the
+	// sentinels' own (requirepass, and sentinel-pass for each other);
+	// Persistence, ACLUsers, TLS and the debug command do not apply to it. It
 	// needs a real redis-server: with the miniredis fallback Start skips
 	// the test.
 	Sentinel *Sentinel

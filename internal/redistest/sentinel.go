@@ -35,13 +35,18 @@ func (s *Server) sentinelArguments() []string {
 	host, port, _ := net.SplitHostPort(sentinel.Master)
 	name := sentinel.MasterName
 	milliseconds := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	return []string{config, "--sentinel",
+	args := []string{config, "--sentinel",
 		"--bind", loopbackHost, "--port", strconv.Itoa(s.port),
 		"--dir", s.dir, "--logfile", filepath.Join(s.dir, logFileName),
 		"--sentinel", "monitor", name, host, port, strconv.Itoa(sentinel.Quorum),
 		"--sentinel", "down-after-milliseconds", name, milliseconds(downAfter),
 		"--sentinel", "failover-timeout", name, milliseconds(failoverTimeout),
 	}
+	if password := s.opts.Password; password != "" {
+		// The sentinels ask each other for it too.
+		args = append(args, "--requirepass", password, "--sentinel", "sentinel-pass", password)
+	}
+	return args
 }
 
 // Follow makes the server a replica of master (REPLICAOF), now and after

@@ -24,7 +24,9 @@ type SentinelGroup struct {
 	// failover the replica is the master (see Master).
 	Servers   []*Server
 	Sentinels []*Server
-	t         testing.TB
+	// SentinelPassword is the sentinels' password, "" without.
+	SentinelPassword string
+	t                testing.TB
 }
 
 // StartSentinelGroup starts a master with options, a replica of it, then
@@ -35,8 +37,15 @@ type SentinelGroup struct {
 // test.
 func StartSentinelGroup(t testing.TB, name string, sentinels int, options Options) *SentinelGroup {
 	t.Helper()
+	return StartSentinelGroupWithPassword(t, name, sentinels, options, "")
+}
+
+// StartSentinelGroupWithPassword is StartSentinelGroup for sentinels that
+// ask for password (requirepass), which Address then gives.
+func StartSentinelGroupWithPassword(t testing.TB, name string, sentinels int, options Options, password string) *SentinelGroup {
+	t.Helper()
 	RequireReal(t)
-	g := &SentinelGroup{Name: name, t: t}
+	g := &SentinelGroup{Name: name, SentinelPassword: password, t: t}
 	// Either server may be the master after a failover: neither waits
 	// before it sends a replica its data (repl-diskless-sync-delay is 5 s
 	// by default).
@@ -53,7 +62,7 @@ func StartSentinelGroup(t testing.TB, name string, sentinels int, options Option
 		return strings.Contains(replica.Do(t, "INFO", "replication"), "master_link_status:up")
 	})
 	for range sentinels {
-		g.Sentinels = append(g.Sentinels, Start(t, Options{Sentinel: &Sentinel{MasterName: name, Master: master.Addr(), Quorum: sentinels/2 + 1}}))
+		g.Sentinels = append(g.Sentinels, Start(t, Options{Password: password, Sentinel: &Sentinel{MasterName: name, Master: master.Addr(), Quorum: sentinels/2 + 1}}))
 	}
 	for _, sentinel := range g.Sentinels {
 		g.waitFor("the sentinels to know the replica fit to promote", func() bool {
@@ -90,13 +99,16 @@ func replicaFit(replicas string, port int) bool {
 // Address returns the group's address in the redis-sentinel:// form,
 // every sentinel named.
 func (g *SentinelGroup) Address() string {
+	var parameters []string
+	for _, sentinel := range g.Sentinels[1:] {
+		parameters = append(parameters, "addr="+sentinel.Addr())
+	}
+	if g.SentinelPassword != "" {
+		parameters = append(parameters, "sentinel_password="+g.SentinelPassword)
+	}
 	address := "redis-sentinel://" + g.Sentinels[0].Addr() + "/" + g.Name
-	for i, sentinel := range g.Sentinels[1:] {
-		separator := "&"
-		if i == 0 {
-			separator = "?"
-		}
-		address += separator + "addr=" + sentinel.Addr()
+	if len(parameters) > 0 {
+		address += "?" + strings.Join(parameters, "&")
 	}
 	return address
 }
