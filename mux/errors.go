@@ -48,12 +48,22 @@ var (
 )
 
 // ParseAddress checks an address in the forms New accepts ("host:port",
-// "redis://[user:password@]host:port[/db]", "rediss://…", "unix:///path")
-// and returns it without its password, as Group.Address names it.
+// "redis://[user:password@]host:port[/db]", "rediss://…", "unix:///path",
+// and "redis-sentinel://…" for a master that Redis Sentinel serves, see
+// conn.ParseAddress) and returns it without its password, as
+// Group.Address names it.
 func ParseAddress(address string) (string, error) {
 	parsed, err := conn.ParseAddress(address)
 	if err != nil {
 		return "", err
 	}
 	return parsed.String(), nil
+}
+
+// ServedBySentinel reports whether address, in a form ParseAddress
+// accepts, names a master that Redis Sentinel serves; false for an address
+// that does not parse.
+func ServedBySentinel(address string) bool {
+	parsed, err := conn.ParseAddress(address)
+	return err == nil && parsed.MasterName != ""
 }

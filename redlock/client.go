@@ -72,6 +72,13 @@ func New(addresses []string, options Options) (*Client, error) {
 	if len(addresses) == 0 {
 		return nil, fmt.Errorf("%w: no addresses", ErrInvalidOptions)
 	}
+	for _, address := range addresses {
+		if mux.ServedBySentinel(address) {
+			// A failover is a restart whose data may lack the last writes:
+			// the quarantine is on for such a member, whatever the options.
+			options.Quarantine = true
+		}
+	}
 	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
 		dialAddresses: append([]string(nil), addresses...), closing: make(chan struct{})}
 	c.notifier.client = c
@@ -95,13 +102,6 @@ func New(addresses []string, options Options) (*Client, error) {
 			if c.addresses[j] == c.addresses[i] {
 				return nil, fmt.Errorf("%w: %s is given twice", ErrDuplicateNode, c.addresses[i])
 			}
-		}
-	}
-	for i := range addresses {
-		if c.group.ServedBySentinel(i) {
-			// A failover is a restart whose data may lack the last writes:
-			// the quarantine is on for such a member, whatever the options.
-			c.options.Quarantine = true
 		}
 	}
 	if c.options.Quarantine {
