@@ -97,7 +97,8 @@ func (f nodeFacts) checkRole() Finding {
 		if replicas > 0 {
 			return Finding{CheckRole, SeverityWarn, fmt.Sprintf(
 				"master with %d replica(s): replication is asynchronous, so a replica promoted after a failover may miss recent locks; "+
-					"do not let replicas take over lock nodes (no Sentinel or cluster failover), or remove them", replicas)}
+					"if Sentinel fails it over, give its redis-sentinel:// address, so that the clients quarantine a promoted replica; "+
+					"otherwise remove the replicas, or turn redlock.Options.Quarantine on", replicas)}
 		}
 		return Finding{CheckRole, SeverityOK, "master without replicas"}
 	case "slave", "replica":
