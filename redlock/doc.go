@@ -1,7 +1,10 @@
 // Package redlock implements distributed locks on Redis: the single-instance
 // lock and Redlock over N independent masters, with automatic renewal,
 // waiting without polling, opt-in fencing tokens, locks over several keys,
-// the resumption of a hold by its token, semaphores and read/write locks.
+// the resumption of a hold by its token, semaphores, read/write locks and
+// fair locks. A node may be a master that Redis Sentinel serves (see New),
+// and Options.Quarantine keeps a node that may have lost keys (a restart,
+// a promoted replica, a flush) out of the locks for the longest TTL.
 //
 // A Client talks to the nodes; a Mutex, made by Client.NewMutex, locks one
 // resource (or several, see MutexOptions.Keys), and a Semaphore, made by
