@@ -52,6 +52,11 @@ func (c *Conn) askSentinel(ctx context.Context, sentinel string) (string, error)
 		return "", err
 	}
 	defer netConn.Close()
+	return c.masterOn(netConn, reader)
+}
+
+// masterOn asks, on a sentinel's connection, where the master is.
+func (c *Conn) masterOn(netConn net.Conn, reader *resp.Reader) (string, error) {
 	reply, err := roundTrip(netConn, reader, resp.AppendCommand(nil, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.address.MasterName))
 	if err != nil {
 		return "", err
@@ -265,30 +270,20 @@ func (c *Conn) AskSentinels(ctx context.Context) []SentinelReport {
 	return reports
 }
 
-// askSentinelReport asks one sentinel for AskSentinels, both commands in
-// one round trip.
+// askSentinelReport asks one sentinel for AskSentinels.
 func (c *Conn) askSentinelReport(ctx context.Context, sentinel string) (master, quorum string, err error) {
 	netConn, reader, err := c.dialSentinel(ctx, sentinel)
 	if err != nil {
 		return "", "", err
 	}
 	defer netConn.Close()
-	request := resp.AppendCommand(nil, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.address.MasterName)
-	request = resp.AppendCommand(request, "SENTINEL", "CKQUORUM", c.address.MasterName)
-	if _, err := netConn.Write(request); err != nil {
-		return "", "", err
+	if master, err = c.masterOn(netConn, reader); err != nil {
+		return master, "", err
 	}
-	reply, err := reader.ReadReply()
-	if err != nil {
-		return "", "", err
-	}
-	master, masterErr := masterAddress(reply, c.address.MasterName)
-	reply, err = reader.ReadReply()
+	reply, err := roundTrip(netConn, reader, resp.AppendCommand(nil, "SENTINEL", "CKQUORUM", c.address.MasterName))
 	switch {
 	case err != nil:
 		return master, "", err
-	case masterErr != nil:
-		return master, "", masterErr
 	case reply.IsError():
 		return master, string(reply.Str), reply.Err()
 	}

@@ -306,10 +306,17 @@ func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 // finishes it (see mux.Round.Carry). It announces nothing: waking the
 // waiters for a lock nobody held would only make them collide again.
 func (m *Mutex) releaseAfterFailure() {
+	m.releaseSet(nodeQuietRelease, noChoice)
+}
+
+// releaseSet sends command, a quiet release, to every node that may have
+// set a key in the acquisition round but for the candidate kept (see
+// tally.mayHoldOther), as releaseAfterFailure says.
+func (m *Mutex) releaseSet(command nodeOperation, kept int64) {
 	r := m.acquisition.round
 	needed := false
 	for i := range r.tally.nodes {
-		if r.tally.mayHoldKey(i) {
+		if r.tally.mayHoldOther(i, kept) {
 			needed = true
 		}
 	}
@@ -317,10 +324,10 @@ func (m *Mutex) releaseAfterFailure() {
 		return
 	}
 	for i := range r.tally.nodes {
-		if !r.tally.mayHoldKey(i) {
+		if !r.tally.mayHoldOther(i, kept) {
 			r.round.Skip(i)
 		}
 	}
-	m.start(r, nodeQuietRelease, m.acquisition.token(), 0, nil)
+	m.start(r, command, m.acquisition.token(), 0, nil)
 	m.send(r)
 }

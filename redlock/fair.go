@@ -74,7 +74,7 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 // otherwise.
 func (m *Mutex) lineRefused() error {
 	tally := &m.acquisition.round.tally
-	if tally.config == 0 || len(tally.nodes)-tally.config >= tally.need {
+	if !tally.refusedByConfiguration() {
 		return nil
 	}
 	return tally.quorumError(m.key, m.client.addresses, 0)

@@ -41,13 +41,13 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	tally := &a.round.tally
 	chosen := tally.chosen()
 	if waitErr != nil {
-		chosen = -1
+		chosen = noChoice
 	}
 	m.releaseCandidates(keys, chosen)
 	var won *Mutex
 	var fence int64
 	committed := true
-	if chosen >= 0 {
+	if chosen != noChoice {
 		won = candidates[chosen]
 		won.adopt(tally, chosen, a.token())
 		if m.options.Fencing {
@@ -58,7 +58,7 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 				own.takeCommit(&won.acquisition.commit.tally)
 				if won != m {
 					copy(tally.nodes, own.nodes)
-					tally.got, tally.refused, tally.failed, tally.down, tally.config = own.got, own.refused, own.failed, own.down, own.config
+					tally.recount()
 				}
 			}
 		}
@@ -90,53 +90,32 @@ func (m *Mutex) adopt(tally *tally, chosen int64, token []byte) {
 	a := &m.acquisition
 	own := &a.round.tally
 	if own != tally {
-		own.reset(tally.command, tally.need)
+		own.command, own.need = tally.command, tally.need
 		copy(own.nodes, tally.nodes)
-		own.got, own.refused, own.failed, own.down, own.config = tally.got, tally.refused, tally.failed, tally.down, tally.config
 		a.tokenSize = copy(a.tokenBytes[:], token)
 	}
 	own.keys = len(m.keys)
 	for i, node := range own.nodes {
 		if node.outcome == OutcomeConfirmed && node.choice != chosen {
 			own.nodes[i].outcome = OutcomeHeld
-			own.refused++
 		}
 	}
+	own.recount()
 }
 
 // releaseCandidates sends, after a round of attemptOneOf over keys, the
 // release of the keys that hold the token but the one kept (at position
-// chosen, -1 for none) to every node that may have set one, without
-// waiting for the replies, as releaseAfterFailure does. A node sets one
-// key at most: one that has not answered may have set the key kept, which
-// stays, or another, which goes. It removes the key kept from keys.
+// chosen, noChoice for none) to every node that may have set one, without
+// waiting for the replies (see releaseSet). A node sets one key at most:
+// one that has not answered may have set the key kept, which stays, or
+// another, which goes. It removes the key kept from keys.
 func (m *Mutex) releaseCandidates(keys []string, chosen int64) {
-	if chosen >= 0 {
+	if chosen != noChoice {
 		keys = append(keys[:chosen], keys[chosen+1:]...)
 	}
 	if len(keys) == 0 {
 		return
 	}
 	m.acquisition.candidates = keys
-	r := m.acquisition.round
-	clean := func(i int) bool {
-		node := r.tally.nodes[i]
-		return !r.tally.mayHoldKey(i) || (node.outcome == OutcomeConfirmed && node.choice == chosen)
-	}
-	needed := false
-	for i := range r.tally.nodes {
-		if !clean(i) {
-			needed = true
-		}
-	}
-	if !needed {
-		return
-	}
-	for i := range r.tally.nodes {
-		if clean(i) {
-			r.round.Skip(i)
-		}
-	}
-	m.start(r, nodeQuietReleasePermits, m.acquisition.token(), 0, nil)
-	m.send(r)
+	m.releaseSet(nodeQuietReleasePermits, chosen)
 }

@@ -145,18 +145,29 @@ func (t *tally) add(outcome *nodeOutcome) {
 	}
 }
 
+// recount counts the nodes' outcomes again, after they were changed.
+func (t *tally) recount() {
+	t.got, t.refused, t.failed, t.down, t.config = 0, 0, 0, 0, 0
+	for i := range t.nodes {
+		t.add(&t.nodes[i])
+	}
+}
+
 // takeCommit makes t, the tally of a fenced acquisition whose fence commit
 // failed, report the commit: the nodes the commit was sent to, those that
 // confirmed the acquisition, count by their answer to it.
 func (t *tally) takeCommit(commit *tally) {
-	t.got, t.refused, t.failed, t.down, t.config = 0, 0, 0, 0, 0
 	for i := range t.nodes {
 		if t.nodes[i].outcome == OutcomeConfirmed {
 			t.nodes[i] = commit.nodes[i]
 		}
-		t.add(&t.nodes[i])
 	}
+	t.recount()
 }
+
+// noChoice is the choice of none: chosen's answer when no quorum chose,
+// and what a round whose row does not say choice keeps.
+const noChoice = -1
 
 // votes returns the number of nodes that confirmed a command whose row
 // says choice with the choice given.
@@ -171,23 +182,23 @@ func (t *tally) votes(choice int64) int {
 }
 
 // chosen returns the choice a quorum of nodes confirmed, for a command
-// whose row says choice, or -1 when none was.
+// whose row says choice, or noChoice.
 func (t *tally) chosen() int64 {
 	for _, node := range t.nodes {
 		if node.outcome == OutcomeConfirmed && t.votes(node.choice) >= t.need {
 			return node.choice
 		}
 	}
-	return -1
+	return noChoice
 }
 
 // likeliest returns, after a round of a command whose row says choice
 // that no quorum decided, the smallest choice that enough nodes may have
 // free: a node that chose c had every choice before c taken and c free,
 // and did not look past c. It is the need-th smallest choice the nodes
-// confirmed, or -1 when fewer than need confirmed.
+// confirmed, or noChoice when fewer than need confirmed.
 func (t *tally) likeliest() int64 {
-	best := int64(-1)
+	best := int64(noChoice)
 	for _, node := range t.nodes {
 		if node.outcome != OutcomeConfirmed || (best >= 0 && node.choice >= best) {
 			continue
@@ -267,6 +278,21 @@ func (t *tally) mayHoldKey(i int) bool {
 		return false
 	}
 	return true
+}
+
+// mayHoldOther reports whether node i may have set a key in an
+// acquisition round, as mayHoldKey says, other than the candidate kept: a
+// node that confirmed kept set that key alone (noChoice keeps none).
+func (t *tally) mayHoldOther(i int, kept int64) bool {
+	node := &t.nodes[i]
+	return t.mayHoldKey(i) && (node.outcome != OutcomeConfirmed || node.choice != kept)
+}
+
+// refusedByConfiguration reports whether the nodes that refused a round
+// for their configuration (an ACL without a command the scripts call)
+// alone leave no quorum: retrying cannot fix that.
+func (t *tally) refusedByConfiguration() bool {
+	return t.config > 0 && len(t.nodes)-t.config < t.need
 }
 
 // quorumErrorStorage holds a QuorumError and, for up to seven nodes, its
