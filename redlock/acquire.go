@@ -90,29 +90,33 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 				return fmt.Errorf("redlock: lock %q: waiting in line: %w", m.key, lineErr)
 			}
 		}
-		listen := false
-		switch {
-		case err == nil:
-			// A hold that ended before it was returned: try again at the
-			// retry delay.
-		case got > 0 && m.kind != kindRead:
-			// A split vote: competing clients each won some nodes. Back off
-			// at random, deaf to notifications, so that they fall out of
-			// step. Readers of a read/write lock compete with nobody: their
-			// split vote is a writer's key on some nodes, whose release
-			// they listen for.
-		case refused > 0:
-			// Somebody holds the lock: wait for its release notification.
-			// A new subscription wakes the waiter once a quorum of nodes
+		mode := waitDeaf
+		m.wait.split = got > 0
+		if err != nil && refused > 0 {
+			// Somebody holds the lock: listen for its release. A new
+			// subscription wakes the waiter once a quorum of nodes
 			// confirmed it, so that a release between the failed attempt
 			// and the subscription is not missed.
 			if !subscribed {
 				m.startAttempt() // forget the wake-ups that came after an earlier Lock's last attempt
 				subscribed = c.notifier.register(m)
 			}
-			listen = subscribed
+			switch {
+			case !subscribed:
+			case got > 0 && m.kind != kindRead:
+				// A split vote: competing clients each won some nodes, or
+				// the attempt met a release that reached some nodes before
+				// it and the others after it. Back off at random, so that
+				// competitors fall out of step, unless the release is
+				// announced meanwhile. Readers of a read/write lock compete
+				// with nobody: their split vote is a writer's key on some
+				// nodes, whose release they wait for.
+				mode = waitBackoff
+			default:
+				mode = waitRelease
+			}
 		}
-		if err := m.sleep(ctx, m.retryDelay(attempt), listen, refusedFor); err != nil {
+		if err := m.sleep(ctx, m.retryDelay(attempt), mode, refusedFor); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure)
 		}
 	}

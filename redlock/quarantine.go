@@ -51,6 +51,7 @@ type quarantine struct {
 type quarantineNode struct {
 	pending atomic.Bool  // its marker was not read since it connected
 	until   atomic.Int64 // the end of its quarantine, in nanoseconds from origin
+	armed   atomic.Int64 // how many times watchMarker armed its marker
 }
 
 func newQuarantine(c *Client) *quarantine {
@@ -222,9 +223,14 @@ func (q *quarantine) watchMarker(node int) {
 			return
 		}
 		request := mux.NewRequest("GET", epochKey)
-		if subscriber.Track(w.ctx, node, request, markerWatchTag, epochKey) == nil && request.Reply().Null {
-			q.connected(node)
+		if subscriber.Track(w.ctx, node, request, markerWatchTag, epochKey) != nil {
+			return
 		}
+		if request.Reply().Null {
+			q.connected(node)
+			return
+		}
+		q.nodes[node].armed.Add(1)
 	})
 }
 

@@ -219,7 +219,7 @@ func TestQuarantineNoticesAFlushOfANodeThatStaysUp(t *testing.T) {
 	m := client.NewMutex("before", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	require.NoError(t, m.Unlock(ctx))
-	client.watcher.arming.Wait() // the markers, read, are armed
+	require.True(t, waitUntil(func() bool { return client.quarantine.nodes[1].armed.Load() > 0 }), "node 1's marker, read, is armed")
 
 	nodes.servers[1].Do(t, "FLUSHALL")
 

@@ -254,7 +254,17 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 			w.startAttempt() // forget the wake-ups that came before
 			subscribed = c.notifier.register(w)
 		}
-		if sleepErr := w.sleep(ctx, w.retryDelay(attempt), full && subscribed, 0); sleepErr != nil {
+		mode := waitDeaf
+		w.wait.split = !full
+		switch {
+		case full && subscribed:
+			mode = waitRelease
+		case subscribed:
+			// Not full, yet not won: competitors, or a release that
+			// reached some nodes before the attempt and the others after.
+			mode = waitBackoff
+		}
+		if sleepErr := w.sleep(ctx, w.retryDelay(attempt), mode, 0); sleepErr != nil {
 			return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, err)
 		}
 		var answered int32

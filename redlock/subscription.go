@@ -75,7 +75,12 @@ func (n *notifier) resubscribe(node int) {
 // confirmed counts node's confirmation of the subscription to channel.
 // When it makes a quorum, the waiters that wait for it look once more, if
 // a quorum confirmed every one of their channels: a release between their
-// failed attempt and their subscription would have gone unheard. A
+// failed attempt and their subscription would have gone unheard. A later
+// first confirmation ends the wait of those whose last attempt was a
+// split vote (causeConfirmedLate): a release may have reached this node
+// before its subscription and the others after that attempt, so that the
+// nodes that announce it make no quorum. After an attempt that every node
+// refused, the release comes later everywhere, and the quorum hears it. A
 // confirmation after a reconnection wakes one waiter, as a release does:
 // one may have gone unheard. The caller holds n.mu.
 func (n *notifier) confirmed(node int, channel string, waiters *channelWaiters) {
@@ -85,11 +90,18 @@ func (n *notifier) confirmed(node int, channel string, waiters *channelWaiters) 
 	renewed := waiters.subscriptions[node] == subscriptionRenewed
 	waiters.subscriptions[node] = subscriptionConfirmed
 	waiters.confirmations++
-	if waiters.confirmations == n.client.need {
+	switch {
+	case waiters.confirmations == n.client.need:
 		for _, m := range waiters.mutexes {
 			if m.wait.subscribing && n.quorumConfirmed(m) {
 				m.wait.subscribing = false
 				m.wake(causeLook)
+			}
+		}
+	case waiters.confirmations > n.client.need && !renewed:
+		for _, m := range waiters.mutexes {
+			if n.quorumConfirmed(m) {
+				m.wake(causeConfirmedLate)
 			}
 		}
 	}

@@ -16,6 +16,11 @@ const (
 	// causeShorten says that too few nodes can notify any more: the wait
 	// ends at the retry delay, not at the fallback.
 	causeShorten
+	// causeConfirmedLate says that a node confirmed the subscription after
+	// a quorum had: it ends the wait of a Lock whose last attempt was a
+	// split vote (waitState.split), which may have met a release that this
+	// node announced before it was subscribed (see notifier.confirmed).
+	causeConfirmedLate
 )
 
 // waitState is what a Mutex keeps for the waits of a Lock between two
@@ -40,6 +45,11 @@ type waitState struct {
 	// completed attempt has followed yet: a waiter that leaves without the
 	// lock passes such a wake-up on (notifier.unregister).
 	releaseWakes atomic.Int32
+
+	// split is set by the Lock before it waits when its last attempt won
+	// some nodes but no quorum: a release may have reached some nodes
+	// before it and the others after it.
+	split bool
 
 	// Guarded by notifier.mu. subscribing is set while the waiter waits
 	// for a quorum of nodes to confirm its subscriptions, and then looks
@@ -111,17 +121,34 @@ func (m *Mutex) retryDelay(number int) time.Duration {
 	return low + rand.N(high-low+1)
 }
 
+// waitMode says how a Lock waits between two attempts (Mutex.sleep).
+type waitMode uint8
+
+const (
+	// waitDeaf waits for the retry delay; announced releases do not end
+	// it.
+	waitDeaf waitMode = iota
+	// waitBackoff waits for the retry delay, or until a release of one of
+	// the keys is announced: the backoff after a split vote, which may
+	// have met a release that reached some nodes before the attempt and
+	// the others after it.
+	waitBackoff
+	// waitRelease waits for the release of one of the keys, at most the
+	// retry delay times the notifier's fallback factor.
+	waitRelease
+)
+
 // sleep waits between two attempts of Lock, on a timer the Mutex reuses,
-// as Options.RetryDelayMin says: for the retry delay d, or, when listen is
-// set, for the release of one of the keys, at most d times the notifier's
-// fallback factor or refusedFor when it is not 0 (the time the last
-// attempt's nodes said they would go on refusing), and d once too few
-// nodes can notify (causeShorten). A causeLook ends the wait of a
-// listening Lock at once; ctx and Client.Close end any wait.
-func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool, refusedFor time.Duration) error {
+// as Options.RetryDelayMin says: for the retry delay d, as mode says. A
+// waitRelease wait lasts at most d times the notifier's fallback factor,
+// or refusedFor when it is not 0 (the time the last attempt's nodes said
+// they would go on refusing), and d once too few nodes can notify
+// (causeShorten). A causeLook ends a waitBackoff or waitRelease wait at
+// once; ctx and Client.Close end any wait.
+func (m *Mutex) sleep(ctx context.Context, d time.Duration, mode waitMode, refusedFor time.Duration) error {
 	w := &m.wait
 	bound := d
-	if listen {
+	if mode == waitRelease {
 		bound *= m.client.notifier.fallback()
 		if refusedFor > 0 && refusedFor < bound {
 			bound = refusedFor
@@ -133,7 +160,7 @@ func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool, refused
 		w.timer.Reset(bound)
 	}
 	defer w.timer.Stop()
-	if !listen {
+	if mode == waitDeaf {
 		select {
 		case <-w.timer.C:
 			return nil
@@ -148,7 +175,7 @@ func (m *Mutex) sleep(ctx context.Context, d time.Duration, listen bool, refused
 	defer w.listening.Store(false)
 	for {
 		causes := w.causes.Swap(0)
-		if causes&causeLook != 0 {
+		if causes&causeLook != 0 || (causes&causeConfirmedLate != 0 && w.split) {
 			return nil
 		}
 		if causes&causeShorten != 0 && bound > d {

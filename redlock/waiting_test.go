@@ -16,11 +16,9 @@ import (
 
 // A blocked Lock is woken by the release notification. Its own retries are
 // an hour apart, so nothing else could wake it before the test times out.
-// One node: with several, an attempt that meets a release half done is a
-// split vote, whose backoff (the retry delay) is deaf to notifications.
 func TestWaiterWakesOnRelease(t *testing.T) {
 	redistest.RequireReal(t)
-	nodes := startCluster(t, 1, redistest.Options{})
+	nodes := startCluster(t, 3, redistest.Options{})
 	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{})
 	require.NoError(t, holder.Lock(context.Background()))
 
@@ -48,6 +46,39 @@ func TestWaiterWakesOnRelease(t *testing.T) {
 	waiter.notifier.mu.Lock()
 	assert.Empty(t, waiter.notifier.waiters)
 	waiter.notifier.mu.Unlock()
+}
+
+// An attempt that meets a release half done (the key already gone from
+// one node, still held on the others) is a split vote: it backs off at the
+// retry delay, and the release, announced by a quorum meanwhile, ends the
+// backoff. The backoff used to be deaf to it: with retries an hour apart,
+// the waiter slept through a free lock.
+func TestSplitVoteWaiterWakesOnRelease(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	holder := nodes.client(t, Options{}).NewMutex("split", MutexOptions{TTL: time.Minute})
+	require.NoError(t, holder.Lock(ctx))
+	nodes.servers[0].Do(t, "DEL", "split") // the release reached node 0 first
+
+	failures := make(chan error, 16)
+	observer := &recordingObserver{}
+	observer.onFailed = func(int) {
+		observer.mu.Lock()
+		failures <- observer.acquires[len(observer.acquires)-1].Err
+		observer.mu.Unlock()
+	}
+	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("split", MutexOptions{TTL: time.Minute})
+	var locking workgroup.Group
+	locking.Go(func() error { return waiter.Lock(ctx) })
+	var quorum *QuorumError
+	require.ErrorAs(t, <-failures, &quorum)
+	require.Equal(t, 1, quorum.Got, "a split vote: node 0 granted, the others refused")
+
+	require.NoError(t, holder.Unlock(ctx)) // reaches nodes 1 and 2, which announce it
+	require.NoError(t, locking.Wait(), "with retries an hour apart, only the announced release can have ended the backoff")
+	require.NoError(t, waiter.Unlock(ctx))
 }
 
 // Waiting on a held lock costs almost no CPU: no busy loop, no polling at
@@ -211,4 +242,57 @@ func TestLeavingWaiterPassesOnOnlyAReleaseWakeUp(t *testing.T) {
 	require.True(t, woken(waiters[0]), "the release wakes the longest waiting")
 	n.unregister(waiters[0], false) // its context ended before it tried
 	assert.True(t, woken(waiters[1]), "the wake-up is passed on")
+}
+
+// A subscription confirmed by a node after the quorum's look ends the
+// wait of a waiter whose last attempt was a split vote: a release may have
+// reached that node before its subscription and the other nodes after the
+// attempt, so that the nodes that announce it make no quorum, and only the
+// waiter's own attempt finds the lock free. After an attempt that every
+// node refused, the quorum hears the release: the waiter goes on waiting.
+func TestLateConfirmationEndsTheWaitAfterASplitVote(t *testing.T) {
+	client := &Client{need: 2, closing: make(chan struct{})} // three nodes; no subscription connections
+	n := &client.notifier
+	n.client = client
+	n.waiters, n.notifying, n.cannot = make(map[string]*channelWaiters), 3, make([]error, 3)
+	m := &Mutex{client: client, key: "k", keys: []string{"k"}}
+	m.wait.notify = make(chan struct{}, 1)
+	require.True(t, n.register(m))
+
+	n.deliver(0, subscribeConfirmation("k"))
+	assert.Zero(t, m.wait.causes.Load(), "one node of three confirmed: no quorum yet")
+	n.deliver(1, subscribeConfirmation("k"))
+	assert.Equal(t, causeLook, m.wait.causes.Swap(0), "a quorum confirmed: the waiter looks")
+	n.deliver(1, releaseMessage("k", "half-heard"))
+	assert.Zero(t, m.wait.causes.Load(), "one announcement of a release is no quorum")
+	n.deliver(2, subscribeConfirmation("k"))
+	assert.Equal(t, causeConfirmedLate, m.wait.causes.Load(), "node 2 confirmed late")
+	n.deliver(2, subscribeConfirmation("k"))
+	assert.Equal(t, causeConfirmedLate, m.wait.causes.Load(), "a node's second confirmation is no news")
+
+	for _, split := range []bool{false, true} {
+		m.wake(causeConfirmedLate)
+		m.wait.split = split
+		ctx, cancel := context.WithCancel(context.Background())
+		if !split {
+			cancel() // the wait goes on: only the context ends it
+		}
+		err := m.sleep(ctx, time.Hour, waitBackoff, 0)
+		cancel()
+		if split {
+			assert.NoError(t, err, "after a split vote, the late confirmation ends the wait")
+		} else {
+			assert.ErrorIs(t, err, context.Canceled, "after an attempt every node refused, the wait goes on")
+		}
+	}
+}
+
+// subscribeConfirmation is a node's confirmation of the subscription to
+// the release channel of key.
+func subscribeConfirmation(key string) resp.Value {
+	return resp.Value{Type: resp.TypePush, Elems: []resp.Value{
+		{Type: resp.TypeBulkString, Str: []byte("subscribe")},
+		{Type: resp.TypeBulkString, Str: []byte(releasedChannelPrefix + key)},
+		{Type: resp.TypeInteger, Int: 1},
+	}}
 }
