@@ -30,11 +30,22 @@ type Address struct {
 	// and sentinel_password parameters, authenticate to the sentinels;
 	// Username and Password are the master's.
 	SentinelUsername, SentinelPassword string
+	// Cluster, for the redis-cluster:// and rediss-cluster:// schemes, says
+	// that the address is a Redis Cluster, which one Conn cannot reach:
+	// Seeds ("host:port", the URL's host first, then its addr parameters)
+	// are nodes of it that tell where its slots are, and Addr is empty
+	// (see mux.New).
+	Cluster bool
+	Seeds   []string
 }
 
 // String returns the address without its password, for messages.
 func (a Address) String() string {
 	switch {
+	case a.Cluster && a.TLS:
+		return "rediss-cluster://" + a.Seeds[0]
+	case a.Cluster:
+		return "redis-cluster://" + a.Seeds[0]
 	case a.MasterName != "" && a.TLS:
 		return "rediss-sentinel://" + a.Sentinels[0] + "/" + a.MasterName
 	case a.MasterName != "":
@@ -55,8 +66,10 @@ func (a Address) String() string {
 // or "rediss-sentinel://…" (TLS), whose host and addr parameters are
 // sentinels, and whose user information is the master's; the sentinels'
 // own credentials, when they ask for some, are the sentinel_username and
-// sentinel_password parameters. A missing port
-// means 6379, or 26379 for a sentinel.
+// sentinel_password parameters. For a Redis Cluster, it accepts
+// "redis-cluster://[user:password@]host:port[?addr=host:port&addr=…]" or
+// "rediss-cluster://…" (TLS), whose host and addr parameters are nodes of
+// the cluster. A missing port means 6379, or 26379 for a sentinel.
 func ParseAddress(s string) (Address, error) {
 	if s == "" {
 		return Address{}, fmt.Errorf("%w: empty address", ErrInvalidAddress)
@@ -84,8 +97,11 @@ func ParseAddress(s string) (Address, error) {
 		a.TLS = true
 	case "redis-sentinel", "rediss-sentinel":
 		return parseSentinelAddress(s, u)
+	case "redis-cluster", "rediss-cluster":
+		return parseClusterAddress(s, u)
 	default:
-		return Address{}, fmt.Errorf("%w: %q: unknown scheme %q (want redis, rediss, unix, redis-sentinel or rediss-sentinel)", ErrInvalidAddress, redactURL(s), u.Scheme)
+		return Address{}, fmt.Errorf("%w: %q: unknown scheme %q (want redis, rediss, unix, redis-sentinel, rediss-sentinel, "+
+			"redis-cluster or rediss-cluster)", ErrInvalidAddress, redactURL(s), u.Scheme)
 	}
 	host, port, err := splitHostPort(u.Host, "6379")
 	if err != nil {
@@ -136,6 +152,33 @@ func parseSentinelAddress(s string, u *url.URL) (Address, error) {
 			return Address{}, fmt.Errorf("%w: %q: sentinel %q: %v", ErrInvalidAddress, redactURL(s), sentinel, err)
 		}
 		a.Sentinels = append(a.Sentinels, net.JoinHostPort(host, port))
+	}
+	a.Username, a.Password = userInformation(u)
+	return a, nil
+}
+
+// parseClusterAddress parses the URL u of a redis-cluster:// or
+// rediss-cluster:// address s.
+func parseClusterAddress(s string, u *url.URL) (Address, error) {
+	a := Address{Network: "tcp", TLS: u.Scheme == "rediss-cluster", Cluster: true}
+	if u.Path != "" && u.Path != "/" {
+		return Address{}, fmt.Errorf("%w: %q: a cluster has no database number: want %s://host:port", ErrInvalidAddress, redactURL(s), u.Scheme)
+	}
+	query, err := url.ParseQuery(u.RawQuery)
+	if err != nil || u.Fragment != "" {
+		return Address{}, fmt.Errorf("%w: %q: a query of addr parameters only, and no fragment", ErrInvalidAddress, redactURL(s))
+	}
+	for name := range query {
+		if name != "addr" {
+			return Address{}, fmt.Errorf("%w: %q: unknown parameter %q (want addr=host:port, once per further node)", ErrInvalidAddress, redactURL(s), name)
+		}
+	}
+	for _, seed := range append([]string{u.Host}, query["addr"]...) {
+		host, port, err := splitHostPort(seed, "6379")
+		if err != nil {
+			return Address{}, fmt.Errorf("%w: %q: node %q: %v", ErrInvalidAddress, redactURL(s), seed, err)
+		}
+		a.Seeds = append(a.Seeds, net.JoinHostPort(host, port))
 	}
 	a.Username, a.Password = userInformation(u)
 	return a, nil

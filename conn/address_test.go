@@ -33,6 +33,11 @@ func TestParseAddress(t *testing.T) {
 		{in: "redis-sentinel://127.0.0.1:26379/locks?sentinel_username=watcher&sentinel_password=secret",
 			want: conn.Address{Network: "tcp", MasterName: "locks", Sentinels: []string{"127.0.0.1:26379"}, SentinelUsername: "watcher", SentinelPassword: "secret"},
 			name: "redis-sentinel://127.0.0.1:26379/locks"},
+		{in: "redis-cluster://127.0.0.1:7000", want: conn.Address{Network: "tcp", Cluster: true, Seeds: []string{"127.0.0.1:7000"}},
+			name: "redis-cluster://127.0.0.1:7000"},
+		{in: "rediss-cluster://user:secret@127.0.0.1:7000/?addr=127.0.0.2:7001&addr=127.0.0.3",
+			want: conn.Address{Network: "tcp", TLS: true, Cluster: true, Seeds: []string{"127.0.0.1:7000", "127.0.0.2:7001", "127.0.0.3:6379"}, Username: "user", Password: "secret"},
+			name: "rediss-cluster://127.0.0.1:7000"},
 	}
 	for _, test := range tests {
 		t.Run(test.in, func(t *testing.T) {
@@ -50,6 +55,8 @@ func TestParseAddress(t *testing.T) {
 		"redis-sentinel://127.0.0.1:26379/locks?sentinel_password=secret&sentinel_password=secret",
 		"redis-sentinel://127.0.0.1:26379/locks?sentinel_password=secret&db=2",
 		"redis-sentinel://127.0.0.1:26379/locks?sentinel_password=secret&addr=127.0.0.1:0",
+		"redis-cluster://user:secret@127.0.0.1:7000/2", "redis-cluster://user:secret@127.0.0.1:7000?db=2",
+		"redis-cluster://user:secret@127.0.0.1:7000?addr=127.0.0.1:0", "redis-cluster://user:secret@:7000",
 	} {
 		t.Run("refused "+bad, func(t *testing.T) {
 			_, err := conn.ParseAddress(bad)
@@ -57,4 +64,12 @@ func TestParseAddress(t *testing.T) {
 			assert.NotContains(t, err.Error(), "secret")
 		})
 	}
+}
+
+// A Conn reaches one server: a Redis Cluster's address, whose slots are on
+// many, is refused with a pointer to what takes it.
+func TestNewRefusesAClusterAddress(t *testing.T) {
+	_, err := conn.New("redis-cluster://127.0.0.1:7000", conn.Options{})
+	require.ErrorIs(t, err, conn.ErrInvalidAddress)
+	assert.Contains(t, err.Error(), "mux.New")
 }

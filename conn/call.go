@@ -58,6 +58,9 @@ type Call struct {
 	// Label names a carried command in reports.
 	Label string
 
+	// sentOn is the Conn the call was last sent on: its owner's to read.
+	sentOn *Conn
+
 	// script is set by SetScript: on NOSCRIPT the call is sent again with
 	// EVAL. scriptTail is the offset in Command of the part shared by
 	// EVALSHA and EVAL (numkeys, keys and arguments); arrayLength is the
@@ -117,6 +120,19 @@ func (c *Call) CopyCommand(other *Call) {
 // when its caller says so after building it.
 func (c *Call) clearCarry() {
 	c.Carry, c.CarryUntil, c.Label = false, time.Time{}, ""
+}
+
+// SentOn returns the Conn the call was last sent on, nil before its
+// first Send: the one to Wait on, Collect or Abandon it.
+func (c *Call) SentOn() *Conn { return c.sentOn }
+
+// Fail finishes the call with err without sending it, as Send does when
+// no connection can take it, for a caller that routes calls to Conns
+// itself and found none: SentOn is then nil, and the call needs no Wait.
+func (c *Call) Fail(err error) {
+	c.sentOn = nil
+	c.Reply, c.Err, c.Latency = resp.Value{}, err, 0
+	c.state, c.abandoned, c.retried = callIdle, false, false
 }
 
 // Abandoned reports whether the call's caller stopped waiting for it before

@@ -114,6 +114,9 @@ func New(address string, options Options) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if parsed.Cluster {
+		return nil, fmt.Errorf("%w: %s is a Redis Cluster, whose slots are on many servers: a Conn reaches one (see mux.New)", ErrInvalidAddress, parsed)
+	}
 	options, err = options.withDefaults()
 	if err != nil {
 		return nil, err
@@ -252,6 +255,7 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	if call.wake == nil {
 		call.wake = make(chan struct{}, 1)
 	}
+	call.sentOn = c
 	c.mu.Lock()
 	call.Reply = resp.Value{}
 	call.Err = nil

@@ -45,13 +45,23 @@ var (
 	// could not be finished (see Round.Carry). It is conn's error,
 	// re-exported.
 	ErrUnfinished = conn.ErrUnfinished
+
+	// ErrRedirectLoop is matched by the outcome of a command that a Redis
+	// Cluster member redirected more than maxRedirects times: its slot
+	// moves faster than the cluster answers. The command was not applied.
+	ErrRedirectLoop = errors.New("mux: too many cluster redirects")
+
+	// ErrClusterMap is matched by the error of a Redis Cluster member whose
+	// slot map could not be read from any of its nodes, or says that some
+	// slot has no master.
+	ErrClusterMap = errors.New("mux: cannot read the cluster's slot map")
 )
 
 // ParseAddress checks an address in the forms New accepts ("host:port",
 // "redis://[user:password@]host:port[/db]", "rediss://…", "unix:///path",
-// and "redis-sentinel://…" for a master that Redis Sentinel serves, see
-// conn.ParseAddress) and returns it without its password, as
-// Group.Address names it.
+// "redis-sentinel://…" for a master that Redis Sentinel serves, and
+// "redis-cluster://…" for a Redis Cluster, see conn.ParseAddress) and
+// returns it without its password, as Group.Address names it.
 func ParseAddress(address string) (string, error) {
 	parsed, err := conn.ParseAddress(address)
 	if err != nil {
@@ -66,4 +76,11 @@ func ParseAddress(address string) (string, error) {
 func ServedBySentinel(address string) bool {
 	parsed, err := conn.ParseAddress(address)
 	return err == nil && parsed.MasterName != ""
+}
+
+// IsCluster reports whether address, in a form ParseAddress accepts, names
+// a Redis Cluster; false for an address that does not parse.
+func IsCluster(address string) bool {
+	parsed, err := conn.ParseAddress(address)
+	return err == nil && parsed.Cluster
 }

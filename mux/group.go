@@ -16,7 +16,7 @@ import (
 //
 // A Group is safe for concurrent use.
 type Group struct {
-	nodes         []*conn.Conn
+	nodes         []member
 	dialAddresses []string // as given to New, for the Subscriber's connections
 	options       Options
 	// ordering serializes the sending of ordered rounds (Round.Ordered).
@@ -31,10 +31,9 @@ func New(addresses []string, options Options) (*Group, error) {
 		return nil, ErrNoNodes
 	}
 	options = options.withDefaults()
-	g := &Group{nodes: make([]*conn.Conn, 0, len(addresses)), dialAddresses: append([]string(nil), addresses...), options: options}
-	connOptions := options.connOptions()
-	for _, address := range addresses {
-		node, err := conn.New(address, connOptions)
+	g := &Group{nodes: make([]member, 0, len(addresses)), dialAddresses: append([]string(nil), addresses...), options: options}
+	for i, address := range addresses {
+		node, err := newMember(i, address, options)
 		if err != nil {
 			return nil, fmt.Errorf("mux: node %d: %w", len(g.nodes), err)
 		}
@@ -66,6 +65,24 @@ func (g *Group) ServedBySentinel(i int) bool { return g.nodes[i].ServedBySentine
 // conn.Conn.AskSentinels); nil for any other server.
 func (g *Group) AskSentinels(ctx context.Context, i int) []SentinelReport {
 	return g.nodes[i].AskSentinels(ctx)
+}
+
+// IsCluster reports whether server i is a Redis Cluster (see
+// conn.ParseAddress): its commands go to the masters of their keys' slots.
+func (g *Group) IsCluster(i int) bool {
+	_, ok := g.nodes[i].(*cluster)
+	return ok
+}
+
+// MasterTags returns, for a member that is a Redis Cluster, one hash tag
+// per master that its slot map knows, such that a key holding "{tag}"
+// goes to that master; nil for any other member, and for a cluster whose
+// map is not read yet (see Connect).
+func (g *Group) MasterTags(i int) []string {
+	if cluster, ok := g.nodes[i].(*cluster); ok {
+		return cluster.masterTags()
+	}
+	return nil
 }
 
 // SentinelReport is what one sentinel says of its master: conn's type,

@@ -52,11 +52,12 @@ type Options struct {
 	Limits resp.Limits
 	// Scripts are loaded by every connection when it connects.
 	Scripts []*Script
-	// OnConnect is called after each successful handshake with the
-	// server's address (as Group.Address returns it) and run_id, before
-	// the connection carries a command. It must not block or call back
-	// into the Group.
-	OnConnect func(address, runID string)
+	// OnConnect is called after each successful handshake with a server
+	// of member node, with the server's address (Group.Address of a
+	// member that is one server; the address of one of its masters for a
+	// Redis Cluster) and run_id, before the connection carries a command.
+	// It must not block or call back into the Group.
+	OnConnect func(node int, server, runID string)
 	// OnUnfinished is told of each carried command (see Round.Carry) that
 	// could not be finished on a server, with the server's address, the
 	// command's label and why. It must not block.
@@ -84,7 +85,6 @@ func (o Options) connOptions() conn.Options {
 		ClientName:     o.ClientName,
 		Protocol:       o.Protocol,
 		Limits:         o.Limits,
-		OnConnect:      o.OnConnect,
 		AskPersistence: o.AskPersistence,
 	}
 	for _, script := range o.Scripts {

@@ -119,8 +119,23 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 		if options.OnInvalidate != nil {
 			connOptions.OnFinish = func(call *conn.Call) { s.finished(i, call) }
 		}
+		address := g.dialAddresses[i]
+		if cluster, ok := node.(*cluster); ok {
+			// Every node of a cluster hears every PUBLISH: one connection to
+			// one of them subscribes. Its keys are on many masters, which
+			// one connection cannot track.
+			address = cluster.serverURL(cluster.address.Seeds[0])
+			connOptions.Username, connOptions.Password = cluster.connOptions.Username, cluster.connOptions.Password
+			if options.OnInvalidate != nil {
+				err := fmt.Errorf("%w: %s is a Redis Cluster, whose keys one connection cannot track", ErrTrackingUnavailable, cluster.name)
+				sub.tracking.state, sub.tracking.err = trackingUnavailable, err // before any goroutine reads it
+				if report := options.OnTrackingUnavailable; report != nil {
+					s.goroutines.Go(func() { report(i, err) })
+				}
+			}
+		}
 		var err error
-		if sub.conn, err = conn.New(g.dialAddresses[i], connOptions); err != nil {
+		if sub.conn, err = conn.New(address, connOptions); err != nil {
 			// New validated every address already.
 			s.goroutines.Go(func() { s.unavailable(i, fmt.Errorf("%w: %w", ErrPushUnavailable, err)) })
 			continue

@@ -25,6 +25,7 @@ type Client struct {
 	group         *mux.Group
 	addresses     []string // as the connections name them, without passwords
 	dialAddresses []string // as given to New
+	hasCluster    bool     // a node is a Redis Cluster: a lock's keys must share a hash slot (sameSlot)
 	need          int      // the quorum: len(addresses)/2 + 1
 	stats         statsRecorder
 	closed        atomic.Bool
@@ -73,7 +74,7 @@ func New(addresses []string, options Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: no addresses", ErrInvalidOptions)
 	}
 	for _, address := range addresses {
-		if mux.ServedBySentinel(address) {
+		if mux.ServedBySentinel(address) || mux.IsCluster(address) {
 			// A failover is a restart whose data may lack the last writes:
 			// the quarantine is on for such a member, whatever the options.
 			options.Quarantine = true
@@ -97,6 +98,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	}
 	c.addresses = make([]string, len(addresses))
 	for i := range addresses {
+		c.hasCluster = c.hasCluster || c.group.IsCluster(i)
 		c.addresses[i] = c.group.Address(i)
 		for j := range i {
 			if c.addresses[j] == c.addresses[i] {
@@ -110,16 +112,13 @@ func New(addresses []string, options Options) (*Client, error) {
 	return c, nil
 }
 
-// recordRunID notes the run_id of a node that connected and detects two
+// recordRunID notes the run_id of a server of node that connected (the
+// node itself, or a master of a Redis Cluster node), and detects two
 // addresses that reach the same server; with Options.Quarantine, the
-// node's verdict is unknown again until its epoch marker is read.
-func (c *Client) recordRunID(address, runID string) {
+// node's verdict is unknown again until its epoch markers are read.
+func (c *Client) recordRunID(node int, address, runID string) {
 	if q := c.quarantine; q != nil {
-		for node, known := range c.addresses {
-			if known == address {
-				q.connected(node) // before the connection carries a command
-			}
-		}
+		q.connected(node) // before the connection carries a command
 	}
 	if runID == "" {
 		return // INFO was denied or is not supported: nothing to compare

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -101,6 +102,9 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	if m.options.Fair {
 		m.kind = kindFair
 		m.guards = []string{key + naming.QueueKeySuffix, key + naming.AliveKeySuffix, key + naming.TicketsKeySuffix}
+	}
+	if m.err = c.sameSlot(slices.Concat(m.keys, m.fenceKeys, m.guards)...); m.err != nil {
+		return m
 	}
 	a := &m.acquisition
 	a.round = m.newNodeRound()

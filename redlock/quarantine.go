@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,14 +140,19 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 		wait = c.options.NodeTimeout
 	}
 	roundOf := make([]*mux.Round, len(q.nodes))
+	var clusters []int // the cluster nodes to ask, master by master
 	for node := range q.nodes {
 		durable := c.group.FsyncAlways(node) && !c.group.ServedBySentinel(node)
 		roundOf[node] = rounds[0]
 		if durable {
 			roundOf[node] = rounds[1]
 		}
+		asked := !pendingOnly || (q.nodes[node].pending.Load() && c.group.Connected(node))
+		if asked && c.group.IsCluster(node) {
+			clusters = append(clusters, node)
+		}
 		for _, round := range rounds {
-			if round != roundOf[node] || (pendingOnly && (!q.nodes[node].pending.Load() || !c.group.Connected(node))) {
+			if round != roundOf[node] || !asked || c.group.IsCluster(node) {
 				round.Skip(node)
 			}
 		}
@@ -164,15 +170,22 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 	}
 	errs := make([]error, len(q.nodes))
 	for node := range q.nodes {
+		var reply resp.Value
 		round := roundOf[node]
-		reply := round.Reply(node)
 		switch {
+		case slices.Contains(clusters, node):
+			reply, errs[node] = q.askMasters(ctx, node, action)
 		case !round.Sent(node):
 			errs[node] = fmt.Errorf("%w: not connected", ErrNodeUnreachable)
 		case waitErr != nil:
 			errs[node] = waitErr
 		case round.Err(node) != nil:
 			errs[node] = fmt.Errorf("%w: %w", ErrNodeUnreachable, round.Err(node))
+		default:
+			reply = round.Reply(node)
+		}
+		switch {
+		case errs[node] != nil:
 		case reply.IsError():
 			errs[node] = fmt.Errorf("epoch marker %s: %w", epochKey, reply.Err())
 		case reply.Type == resp.TypeInteger && reply.Int >= 0:
@@ -191,6 +204,42 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 	}
 	return errs
 }
+
+// askMasters runs the epoch script with action on every master of node, a
+// Redis Cluster, each on a marker of its own (epochKey, then a hash tag
+// that routes to that master), and answers as one node would: the age of
+// the youngest marker, for a failover or a flush of any master may have
+// lost keys. A master that does not answer makes the node's verdict
+// unknown.
+func (q *quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, error) {
+	c := q.client
+	tags := c.group.MasterTags(node)
+	if len(tags) == 0 {
+		return resp.Value{}, fmt.Errorf("%w: the cluster's slot map is not read yet", ErrNodeUnreachable)
+	}
+	requests := make([]*mux.Request, len(tags))
+	for i, tag := range tags {
+		requests[i] = mux.NewRequest("EVAL", epochLua.Source(), "1", clusterEpochKey(tag), action, "")
+	}
+	if err := c.group.Do(ctx, node, requests...); err != nil {
+		return resp.Value{}, fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
+	}
+	youngest := resp.Value{}
+	for _, request := range requests {
+		reply := request.Reply()
+		if reply.IsError() || reply.Type != resp.TypeInteger || reply.Int < 0 {
+			return reply.Clone(), nil
+		}
+		if youngest.Type != resp.TypeInteger || reply.Int < youngest.Int {
+			youngest = reply
+		}
+	}
+	return youngest, nil
+}
+
+// clusterEpochKey is the key of the epoch marker of the master of a Redis
+// Cluster node that tag routes to.
+func clusterEpochKey(tag string) string { return epochKey + ":{" + tag + "}" }
 
 // markerWatchTag is the tag of the armings of the epoch markers: the
 // watcher tells them apart by their key, not their tag.

@@ -196,14 +196,18 @@ func TestQuarantineTrustsADurableRestartAtOnce(t *testing.T) {
 
 			b := nodes.client(t, options)
 			require.ErrorIs(t, b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx), ErrNotAcquired, "A holds the lock")
+			// Node 1 may have lost the ledger's key with everysec: its grant
+			// of it, quarantined, is not counted here.
+			before := b.Stats().Quarantined
 			fresh := b.NewMutex("fresh", MutexOptions{TTL: 10 * time.Second})
 			require.NoError(t, fresh.TryLock(ctx))
 			defer fresh.Unlock(ctx)
+			quarantined := b.Stats().Quarantined - before
 			if fsync == "always" {
-				assert.Zero(t, b.Stats().Quarantined, "the durable restart is trusted")
+				assert.Zero(t, quarantined, "the durable restart is trusted")
 				return
 			}
-			assert.Equal(t, uint64(1), b.Stats().Quarantined, "the restart that may have lost writes is quarantined")
+			assert.Equal(t, uint64(1), quarantined, "the restart that may have lost writes is quarantined")
 		})
 	}
 }

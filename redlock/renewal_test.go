@@ -93,6 +93,9 @@ func TestRenewalSignalsLossBeforeTheValidityEnds(t *testing.T) {
 	<-m.Done()
 	until := m.Until()
 	assert.True(t, time.Now().Before(until), "lost %v before the validity ended", time.Until(until))
+	// Done closes first, so that the holder stops at once; the observer
+	// is told right after.
+	require.True(t, waitUntil(func() bool { _, _, lost := observer.counts(); return lost > 0 }), "the observer is told")
 	_, failed, lost := observer.counts()
 	assert.Positive(t, failed)
 	assert.Equal(t, 1, lost)

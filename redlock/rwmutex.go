@@ -69,6 +69,8 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 		err = invalidOption("MutexOptions.Keys", options.Keys, "is not empty: a read/write lock is one resource")
 	case options.Token != "":
 		err = invalidOption("MutexOptions.Token", options.Token, "is set: a read hold and a write hold cannot share a token")
+	default:
+		err = c.sameSlot(writerKey, readersKey, waitingKey)
 	}
 	for _, m := range []*Mutex{rw.writer, rw.reader} {
 		if m.err == nil {

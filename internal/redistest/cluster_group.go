@@ -1,0 +1,189 @@
+package redistest
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clusterWaitTimeout bounds the waits of a Cluster: for its nodes to meet,
+// for its state to be ok, for a replica to follow, for a failover.
+const clusterWaitTimeout = 30 * time.Second
+
+// slotCount is the number of hash slots of a Redis Cluster.
+const slotCount = 16384
+
+// Cluster is a Redis Cluster started for a test: masters that share the
+// slots evenly and, when asked for, one replica per master, each a
+// redis-server process on a loopback port.
+type Cluster struct {
+	// Masters are the masters as started, Replicas[i] the replica of
+	// Masters[i] (none without replicas): after a failover, roles differ.
+	Masters  []*Server
+	Replicas []*Server
+	t        testing.TB
+}
+
+// StartCluster starts a cluster of masters masters, with a replica each
+// when withReplicas is set, every server with options, and returns once
+// every node sees the cluster's state ok. It forms the cluster with
+// CLUSTER ADDSLOTSRANGE, CLUSTER MEET and CLUSTER REPLICATE, as
+// redis-cli --cluster create does. It needs a real redis-server (7.0 or
+// later); with the miniredis fallback it skips the test.
+func StartCluster(t testing.TB, masters int, withReplicas bool, options Options) *Cluster {
+	t.Helper()
+	RequireReal(t)
+	options.ExtraArgs = append(append([]string(nil), options.ExtraArgs...),
+		"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+		"--repl-diskless-sync-delay", "0")
+	c := &Cluster{t: t}
+	for range masters {
+		c.Masters = append(c.Masters, Start(t, options))
+	}
+	if withReplicas {
+		for range masters {
+			c.Replicas = append(c.Replicas, Start(t, options))
+		}
+	}
+	for i, master := range c.Masters {
+		first, last := i*slotCount/masters, (i+1)*slotCount/masters-1
+		c.require(master, "OK", "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(first), strconv.Itoa(last))
+	}
+	all := c.Servers()
+	for _, server := range all[1:] {
+		c.require(server, "OK", "CLUSTER", "MEET", loopbackHost, strconv.Itoa(all[0].Port()))
+	}
+	for _, server := range all {
+		c.waitFor("the nodes to meet", func() bool {
+			return strings.Count(server.Do(t, "CLUSTER", "NODES"), " connected") == len(all)
+		})
+	}
+	for i, replica := range c.Replicas {
+		c.require(replica, "OK", "CLUSTER", "REPLICATE", c.Masters[i].Do(t, "CLUSTER", "MYID"))
+		c.waitFor("the replica to follow its master", func() bool {
+			return strings.Contains(replica.Do(t, "INFO", "replication"), "master_link_status:up")
+		})
+	}
+	c.WaitOK()
+	return c
+}
+
+// Servers returns every server of the cluster, masters first.
+func (c *Cluster) Servers() []*Server {
+	return append(append([]*Server(nil), c.Masters...), c.Replicas...)
+}
+
+// Address returns the cluster's address in the redis-cluster:// form,
+// every node named.
+func (c *Cluster) Address() string {
+	servers := c.Servers()
+	parameters := make([]string, 0, len(servers)-1)
+	for _, server := range servers[1:] {
+		parameters = append(parameters, "addr="+server.Addr())
+	}
+	address := "redis-cluster://" + servers[0].Addr()
+	if len(parameters) > 0 {
+		address += "?" + strings.Join(parameters, "&")
+	}
+	return address
+}
+
+// WaitOK waits until every node says cluster_state:ok.
+func (c *Cluster) WaitOK() {
+	c.t.Helper()
+	for _, server := range c.Servers() {
+		c.waitFor("the cluster's state to be ok", func() bool {
+			return strings.Contains(server.Do(c.t, "CLUSTER", "INFO"), "cluster_state:ok")
+		})
+	}
+}
+
+// MasterOf returns the server that serves slot now, as Masters[0] says.
+func (c *Cluster) MasterOf(slot int) *Server {
+	c.t.Helper()
+	for _, line := range strings.Split(c.Masters[0].Do(c.t, "CLUSTER", "NODES"), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 9 || !strings.Contains(fields[2], "master") || strings.Contains(fields[2], "fail") {
+			continue
+		}
+		for _, served := range fields[8:] {
+			first, last, found := strings.Cut(served, "-")
+			if !found {
+				last = first
+			}
+			low, lowErr := strconv.Atoi(first)
+			high, highErr := strconv.Atoi(last)
+			if lowErr == nil && highErr == nil && low <= slot && slot <= high {
+				return c.serverAt(fields[1])
+			}
+		}
+	}
+	c.t.Fatalf("redistest: no master serves slot %d", slot)
+	return nil
+}
+
+// serverAt returns the server whose CLUSTER NODES address ("ip:port@bus")
+// is address.
+func (c *Cluster) serverAt(address string) *Server {
+	hostPort, _, _ := strings.Cut(address, "@")
+	for _, server := range c.Servers() {
+		if server.Addr() == hostPort {
+			return server
+		}
+	}
+	c.t.Fatalf("redistest: %s is not a server of the cluster", address)
+	return nil
+}
+
+// Failover makes the replica of Masters[i] take its master's place with
+// CLUSTER FAILOVER, and returns it once it answers as a master and the
+// cluster's state is ok and the old master follows it. A manual failover that did not complete within
+// a few seconds (its master was busy, or had not seen the replica's
+// offset yet) is asked again with FORCE, which needs only the other
+// masters' votes.
+func (c *Cluster) Failover(i int) *Server {
+	c.t.Helper()
+	replica := c.Replicas[i]
+	promoted := func() bool { return strings.HasPrefix(replica.Do(c.t, "ROLE"), "[master ") }
+	c.require(replica, "OK", "CLUSTER", "FAILOVER")
+	for deadline := time.Now().Add(manualFailoverWait); !promoted() && time.Now().Before(deadline); {
+		time.Sleep(readyPollPeriod)
+	}
+	if !promoted() {
+		c.require(replica, "OK", "CLUSTER", "FAILOVER", "FORCE")
+		c.waitFor("the replica to be promoted", promoted)
+	}
+	// A forced failover leaves the old master a master until it hears of
+	// the new one: until then, it tells its own view of the slots.
+	c.waitFor("the old master to follow the new one", func() bool {
+		return strings.HasPrefix(c.Masters[i].Do(c.t, "ROLE"), "[slave ")
+	})
+	c.WaitOK()
+	return replica
+}
+
+// manualFailoverWait is how long Failover waits for a manual failover
+// before it forces one.
+const manualFailoverWait = 5 * time.Second
+
+// require sends a command to server and fails the test unless it answers
+// want.
+func (c *Cluster) require(server *Server, want string, args ...string) {
+	c.t.Helper()
+	if reply := server.Do(c.t, args...); reply != want {
+		c.t.Fatalf("redistest: %s on %s: %s", strings.Join(args, " "), server.Addr(), reply)
+	}
+}
+
+// waitFor polls condition until it holds, failing the test after
+// clusterWaitTimeout: the processes' state has no notification to wait
+// on.
+func (c *Cluster) waitFor(what string, condition func() bool) {
+	c.t.Helper()
+	for deadline := time.Now().Add(clusterWaitTimeout); !condition(); time.Sleep(readyPollPeriod) {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("redistest: waited %v for %s", clusterWaitTimeout, what)
+		}
+	}
+}

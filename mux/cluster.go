@@ -1,0 +1,371 @@
+package mux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// maxRedirects bounds the MOVED and ASK redirects one call follows inside a
+// cluster member: a slot that moves on and on is a cluster being resharded
+// faster than it answers, and the call fails with ErrRedirectLoop.
+const maxRedirects = 5
+
+// cluster is a member of a Group that is a Redis Cluster: each command
+// goes to the master of the slot of its first key (routingKey), keyless
+// commands to any master. The slot map comes from CLUSTER SHARDS (CLUSTER
+// SLOTS on Redis 6), asked of the masters it knows and of the seeds of its
+// address; a MOVED reply updates the slot and makes the map read again,
+// and a MOVED or ASK reply is followed, at most maxRedirects times, by
+// sending the command again where it points (after ASKING for an ASK).
+// Concurrent callers still share each master's one connection.
+type cluster struct {
+	node        int
+	address     conn.Address
+	name        string
+	options     Options
+	connOptions conn.Options
+
+	slots atomic.Pointer[slotMap] // nil until the first map is read
+
+	mu      sync.Mutex
+	servers map[string]*conn.Conn // "host:port" → the connection to that master
+	closed  bool
+	// reading is held by the goroutine that reads the slot map.
+	reading    sync.Mutex
+	stale      atomic.Bool // a MOVED said the map is out of date
+	background atomic.Bool // a goroutine of readSlotsInBackground is at it
+}
+
+// slotMap says which master serves each slot, and lists the masters and
+// their addresses ("host:port").
+type slotMap struct {
+	owner     [SlotCount]*conn.Conn
+	masters   []*conn.Conn
+	hostPorts []string
+}
+
+func newCluster(node int, address conn.Address, options Options) (*cluster, error) {
+	c := &cluster{node: node, address: address, name: address.String(), options: options, servers: make(map[string]*conn.Conn)}
+	c.connOptions = options.connOptions()
+	if c.connOptions.Username == "" {
+		c.connOptions.Username = address.Username
+	}
+	if c.connOptions.Password == "" {
+		c.connOptions.Password = address.Password
+	}
+	if onConnect := options.OnConnect; onConnect != nil {
+		c.connOptions.OnConnect = func(server, runID string) { onConnect(node, server, runID) }
+	}
+	return c, nil
+}
+
+// serverURL returns the address of one server of the cluster, in the form
+// conn.New takes.
+func (c *cluster) serverURL(hostPort string) string {
+	if c.address.TLS {
+		return "rediss://" + hostPort
+	}
+	return "redis://" + hostPort
+}
+
+// server returns the connection to the master at hostPort, made on first
+// use.
+func (c *cluster) server(hostPort string) (*conn.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if server := c.servers[hostPort]; server != nil {
+		return server, nil
+	}
+	if c.closed {
+		return nil, conn.ErrClosed
+	}
+	server, err := conn.New(c.serverURL(hostPort), c.connOptions)
+	if err != nil {
+		return nil, err
+	}
+	c.servers[hostPort] = server
+	return server, nil
+}
+
+func (c *cluster) Address() string { return c.name }
+
+func (c *cluster) Username() string {
+	if c.connOptions.Username == "" {
+		return "default"
+	}
+	return c.connOptions.Username
+}
+
+// FsyncAlways is false: a cluster's masters fail over to replicas, which
+// may lack the last writes, whatever their fsync.
+func (c *cluster) FsyncAlways() bool { return false }
+
+func (c *cluster) ServedBySentinel() bool { return false }
+
+func (c *cluster) AskSentinels(context.Context) []SentinelReport { return nil }
+
+// Connected reports whether the slot map is known and every master's
+// connection is up.
+func (c *cluster) Connected() bool {
+	slots := c.slots.Load()
+	if slots == nil {
+		return false
+	}
+	for _, master := range slots.masters {
+		if !master.Connected() {
+			return false
+		}
+	}
+	return true
+}
+
+// Connect reads the slot map, when it is not known or a MOVED made it
+// stale, and dials every master at once.
+func (c *cluster) Connect(ctx context.Context) error {
+	slots := c.slots.Load()
+	if slots == nil || c.stale.Load() {
+		var err error
+		if slots, err = c.readSlots(ctx); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(slots.masters))
+	var wait sync.WaitGroup
+	for i, master := range slots.masters {
+		wait.Go(func() { errs[i] = master.Connect(ctx) })
+	}
+	wait.Wait()
+	return errors.Join(errs...)
+}
+
+// Close closes the connection to every master the cluster reached.
+func (c *cluster) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	servers := make([]*conn.Conn, 0, len(c.servers))
+	for _, server := range c.servers {
+		servers = append(servers, server)
+	}
+	c.mu.Unlock()
+	errs := make([]error, len(servers))
+	var wait sync.WaitGroup
+	for i, server := range servers {
+		wait.Go(func() { errs[i] = server.Close() })
+	}
+	wait.Wait()
+	return errors.Join(errs...)
+}
+
+// route returns the master that must answer command, or nil when the
+// slot map is not known yet.
+func (c *cluster) route(command []byte) *conn.Conn {
+	slots := c.slots.Load()
+	if slots == nil || len(slots.masters) == 0 {
+		return nil
+	}
+	if key, ok := routingKey(command); ok {
+		if owner := slots.owner[slotOf(key)]; owner != nil {
+			return owner
+		}
+	}
+	return slots.masters[0]
+}
+
+// Send queues call on the master of its slot. Before the slot map is
+// known, it fails the call with an error matching ErrNotConnected (the
+// command was not sent), and reads the map in the background: Connect
+// reads it at once.
+func (c *cluster) Send(call *conn.Call, deadline time.Time) bool {
+	master := c.route(call.Command)
+	if master == nil {
+		c.readSlotsInBackground()
+		call.Fail(fmt.Errorf("%w: %s: its slot map is not read yet", ErrNotConnected, c.name))
+		return false
+	}
+	return master.Send(call, deadline)
+}
+
+func (c *cluster) Flush() {
+	if slots := c.slots.Load(); slots != nil {
+		for _, master := range slots.masters {
+			master.Flush()
+		}
+	}
+}
+
+// Wait waits for call's reply where it was sent, and follows the MOVED and
+// ASK redirects it gets. An ASK is followed on a connection of its own,
+// made for it: ASKING lets the one command after it into a slot being
+// imported, and no other caller's command may come in between.
+func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
+	var asked []*conn.Conn // the connections made for ASK redirects
+	defer func() {
+		for _, private := range asked {
+			go private.Close() // the reply came, or the call is carried to its end
+		}
+	}()
+	for redirects := 0; ; redirects++ {
+		sentOn := call.SentOn()
+		if sentOn == nil {
+			return // not sent (see Send)
+		}
+		sentOn.Wait(ctx, call)
+		if call.Err != nil || call.Abandoned() || call.Reply.Type != resp.TypeError {
+			return
+		}
+		redirect, ok := parseRedirect(call.Reply.Str)
+		if !ok {
+			return
+		}
+		if redirects == maxRedirects {
+			call.Fail(fmt.Errorf("%w: %s: %d redirects, the last %q", ErrRedirectLoop, c.name, redirects+1, call.Reply.Str))
+			return
+		}
+		if redirect.ask {
+			if private := c.ask(ctx, call, redirect.hostPort); private != nil {
+				asked = append(asked, private)
+			}
+			continue
+		}
+		target, err := c.server(redirect.hostPort)
+		if err != nil {
+			call.Fail(fmt.Errorf("mux: %s: redirected to %s: %w", c.name, redirect.hostPort, err))
+			return
+		}
+		c.moved(redirect.slot, target)
+		target.Send(call, time.Now().Add(c.options.RequestTimeout))
+		target.Flush()
+	}
+}
+
+// ask sends call, after ASKING, to the master at hostPort on a connection
+// of its own, which it returns for the caller to close once the reply
+// came; nil when it failed the call.
+func (c *cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *conn.Conn {
+	options := c.connOptions
+	options.OnConnect = nil // a passing connection: the master's own reports
+	private, err := conn.New(c.serverURL(hostPort), options)
+	if err != nil {
+		call.Fail(fmt.Errorf("mux: %s: asked to %s: %w", c.name, hostPort, err))
+		return nil
+	}
+	asking := &conn.Call{Command: resp.AppendCommand(nil, "ASKING")}
+	if err := private.Do(ctx, asking); err != nil || asking.Reply.IsError() {
+		if err == nil {
+			err = asking.Reply.Err()
+		}
+		call.Fail(fmt.Errorf("mux: %s: asked to %s: ASKING: %w", c.name, hostPort, err))
+		go private.Close()
+		return nil
+	}
+	private.Send(call, time.Now().Add(c.options.RequestTimeout))
+	private.Flush()
+	return private
+}
+
+func (c *cluster) Collect(call *conn.Call) bool {
+	if sentOn := call.SentOn(); sentOn != nil {
+		return sentOn.Collect(call)
+	}
+	return true
+}
+
+func (c *cluster) Abandon(call *conn.Call) {
+	if sentOn := call.SentOn(); sentOn != nil {
+		sentOn.Abandon(call)
+	}
+}
+
+// moved records that slot is now served by target, in a copy of the map,
+// and has the whole map read again in the background.
+func (c *cluster) moved(slot int, target *conn.Conn) {
+	if slots := c.slots.Load(); slots != nil && slots.owner[slot] != target {
+		updated := *slots
+		updated.owner[slot] = target
+		c.slots.CompareAndSwap(slots, &updated)
+	}
+	c.stale.Store(true)
+	c.readSlotsInBackground()
+}
+
+// redirect is a MOVED or ASK error reply: "MOVED slot host:port".
+type redirect struct {
+	ask      bool
+	slot     int
+	hostPort string
+}
+
+// parseRedirect reads a MOVED or ASK error reply.
+func parseRedirect(text []byte) (redirect, bool) {
+	var r redirect
+	var rest []byte
+	switch {
+	case len(text) > 6 && string(text[:6]) == "MOVED ":
+		rest = text[6:]
+	case len(text) > 4 && string(text[:4]) == "ASK ":
+		r.ask, rest = true, text[4:]
+	default:
+		return r, false
+	}
+	slot, hostPort, ok := cutSpace(rest)
+	if !ok {
+		return r, false
+	}
+	r.slot = 0
+	for _, b := range slot {
+		if b < '0' || b > '9' || r.slot >= SlotCount {
+			return r, false
+		}
+		r.slot = r.slot*10 + int(b-'0')
+	}
+	if len(slot) == 0 || r.slot >= SlotCount {
+		return r, false
+	}
+	host, port, err := net.SplitHostPort(string(hostPort))
+	if err != nil || port == "" {
+		return r, false
+	}
+	r.hostPort = net.JoinHostPort(host, port)
+	return r, true
+}
+
+func cutSpace(b []byte) (before, after []byte, ok bool) {
+	for i, c := range b {
+		if c == ' ' {
+			return b[:i], b[i+1:], true
+		}
+	}
+	return nil, nil, false
+}
+
+// masterTags returns, per master of the slot map (nil before it is read),
+// a hash tag that routes to that master: a key that holds "{tag}" goes to
+// it.
+func (c *cluster) masterTags() []string {
+	slots := c.slots.Load()
+	if slots == nil {
+		return nil
+	}
+	tags := make([]string, len(slots.masters))
+	found := 0
+	for n := 0; found < len(tags) && n < 1<<20; n++ {
+		tag := strconv.Itoa(n)
+		owner := slots.owner[Slot(tag)]
+		for i, master := range slots.masters {
+			if master == owner && tags[i] == "" {
+				tags[i] = tag
+				found++
+			}
+		}
+	}
+	return tags
+}

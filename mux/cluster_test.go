@@ -1,0 +1,114 @@
+package mux_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/mux"
+)
+
+// clusterGroup starts a cluster of three masters and returns a connected
+// Group whose one member is that cluster.
+func clusterGroup(t *testing.T) (*mux.Group, *redistest.Cluster) {
+	t.Helper()
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	group, err := mux.New([]string{cluster.Address()}, mux.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { group.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, group.Connect(ctx)[0])
+	return group, cluster
+}
+
+// setOnce sends SET key value through the round and returns the member's
+// answer.
+func setOnce(t *testing.T, group *mux.Group, round *mux.Round, key, value string) string {
+	t.Helper()
+	round.SetCommand("SET", key, value)
+	group.Send(round, time.Now().Add(5*time.Second))
+	require.NoError(t, group.Wait(context.Background(), round, nil))
+	require.NoError(t, round.Err(0))
+	if reply := round.Reply(0); !reply.IsError() {
+		return string(reply.Str)
+	}
+	return round.Reply(0).String()
+}
+
+// Each key's command goes to the master of its slot: every key is found
+// on that master, and the keys spread over every master.
+func TestClusterMemberRoutesBySlot(t *testing.T) {
+	group, cluster := clusterGroup(t)
+	round := group.NewRound()
+	perMaster := map[string]int{}
+	for i := range 200 {
+		key := "routed:" + strconv.Itoa(i)
+		require.Equal(t, "OK", setOnce(t, group, round, key, "v"+strconv.Itoa(i)))
+		master := cluster.MasterOf(mux.Slot(key))
+		assert.Equal(t, "v"+strconv.Itoa(i), master.Do(t, "GET", key), "key %s, slot %d", key, mux.Slot(key))
+		perMaster[master.Addr()]++
+	}
+	assert.Len(t, perMaster, 3, "the keys spread over every master")
+	assert.True(t, group.Connected(0))
+}
+
+// A slot that moved to another master after the map was read answers
+// MOVED: the command is sent again to the new master, and the map learns.
+// A slot being migrated answers ASK for a key it does not hold: the
+// command goes, after ASKING, to the importing master.
+func TestClusterMemberFollowsRedirects(t *testing.T) {
+	group, cluster := clusterGroup(t)
+	round := group.NewRound()
+	key := "moving"
+	slot := mux.Slot(key)
+	from := cluster.MasterOf(slot)
+	to := cluster.Masters[0]
+	if to == from {
+		to = cluster.Masters[1]
+	}
+	toID := to.Do(t, "CLUSTER", "MYID")
+	for _, server := range []*redistest.Server{to, from} {
+		require.Equal(t, "OK", server.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", toID))
+	}
+	require.Equal(t, "OK", setOnce(t, group, round, key, "moved"), "the MOVED was followed")
+	assert.Equal(t, "moved", to.Do(t, "GET", key))
+
+	// The slot goes back, by a migration that has not moved the key yet
+	// and a key that is not on the source: ASK.
+	askKey := "{moving}:asked"
+	fromID := from.Do(t, "CLUSTER", "MYID")
+	require.Equal(t, "OK", from.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "IMPORTING", toID))
+	require.Equal(t, "OK", to.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "MIGRATING", fromID))
+	require.Equal(t, "OK", setOnce(t, group, round, askKey, "asked"), "the ASK was followed")
+	keysIn := func(server *redistest.Server) string {
+		return server.Do(t, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "10")
+	}
+	assert.Contains(t, keysIn(from), askKey, "the importing master has it")
+	assert.NotContains(t, keysIn(to), askKey, "the migrating master does not")
+}
+
+// Slot is Redis Cluster's key hash: CRC16 modulo 16384, of the hash tag
+// when the key has one.
+func TestSlot(t *testing.T) {
+	for _, test := range []struct {
+		key  string
+		slot int
+	}{
+		{"123456789", 12739}, // the CRC16/XMODEM check value, 0x31C3
+		{"foo", 12182},
+		{"{user1000}.following", mux.Slot("user1000")},
+		{"a{}b", mux.Slot("a{}b")},
+		{"{}{x}", mux.Slot("{}{x}")},
+		{"x{y}{z}", mux.Slot("y")},
+	} {
+		assert.Equal(t, test.slot, mux.Slot(test.key), fmt.Sprintf("%q", test.key))
+	}
+	assert.NotEqual(t, mux.Slot("{}{x}"), mux.Slot("x"), "an empty first tag hashes the whole key")
+}

@@ -1,0 +1,124 @@
+package redlock
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/workgroup"
+	"github.com/lockmux/lockmux/mux"
+)
+
+// connectedClient returns a Client over addresses, closed when the test
+// ends, with its connections up.
+func connectedClient(t *testing.T, addresses []string, options Options) *Client {
+	t.Helper()
+	client, err := New(addresses, options)
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i, err := range client.group.Connect(ctx) {
+		require.NoError(t, err, "node %d", i)
+	}
+	return client
+}
+
+// One Redis Cluster member is the single-instance lock on that cluster:
+// each lock key lives on the master of its slot, keys with a hash tag
+// carry a fence counter beside them, and a waiter is woken by a release
+// on any master (a PUBLISH reaches every node of a cluster).
+func TestClusterMemberLocksOnTheMasterOfEachSlot(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := connectedClient(t, []string{cluster.Address()}, Options{MaxTTL: 10 * time.Second})
+	require.NoError(t, client.TrustNodes(ctx), "the cluster's masters are new")
+	masters := map[string]bool{}
+	for i := range 60 {
+		key := "cluster:" + strconv.Itoa(i)
+		m := client.NewMutex(key, MutexOptions{TTL: 10 * time.Second})
+		require.NoError(t, m.Lock(ctx))
+		master := cluster.MasterOf(mux.Slot(key))
+		assert.Equal(t, m.Token(), master.Do(t, "GET", key), "%s is on the master of slot %d", key, mux.Slot(key))
+		masters[master.Addr()] = true
+		require.NoError(t, m.Unlock(ctx))
+	}
+	assert.Len(t, masters, 3, "the keys spread over every master")
+
+	fenced := client.NewMutex("{ledger}:1", MutexOptions{TTL: 10 * time.Second, Fencing: true, Keys: []string{"{ledger}:2"}})
+	require.NoError(t, fenced.Lock(ctx))
+	assert.Positive(t, fenced.Fence())
+	require.NoError(t, fenced.Unlock(ctx))
+
+	holder := client.NewMutex("{wake}", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, holder.Lock(ctx))
+	waiterClient := connectedClient(t, []string{cluster.Address()}, Options{MaxTTL: 10 * time.Second, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour})
+	waiter := waiterClient.NewMutex("{wake}", MutexOptions{TTL: 10 * time.Second})
+	var waiting workgroup.Group
+	waiting.Go(func() error { return waiter.Lock(ctx) })
+	require.True(t, waitUntil(func() bool { return waiterClient.notifier.waiting.Load() == 1 }), "the waiter waits")
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, waiting.Wait(), "with retries an hour apart, only the release announced on the cluster woke it")
+	require.NoError(t, waiter.Unlock(ctx))
+}
+
+// On a cluster member, the keys a lock writes together must share a hash
+// slot: several keys without a common hash tag, and the keys a lock adds
+// beside its own (fence counter, line, readers, permits) to a key without
+// a hash tag, are refused when the lock is made, with the remedy. A plain
+// single key needs no tag.
+func TestClusterMemberRefusesKeysInSeveralSlots(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	client := connectedClient(t, []string{cluster.Address()}, Options{})
+	ctx := context.Background()
+	for name, err := range map[string]error{
+		"two keys":   client.NewMutex("orders:1", MutexOptions{Keys: []string{"orders:2"}}).TryLock(ctx),
+		"fenced":     client.NewMutex("orders:1", MutexOptions{Fencing: true}).TryLock(ctx),
+		"fair":       client.NewMutex("orders:1", MutexOptions{Fair: true}).TryLock(ctx),
+		"read/write": client.NewRWMutex("orders:1", MutexOptions{}).TryRLock(ctx),
+		"semaphore":  semaphoreError(client.NewSemaphore("workers", 3, MutexOptions{}).TryAcquire(ctx)),
+	} {
+		require.ErrorIs(t, err, ErrInvalidOptions, name)
+		assert.Contains(t, err.Error(), "hash tag", name)
+	}
+	for _, keys := range [][]string{{"orders:1"}, {"{orders}:1", "{orders}:2"}} {
+		m := client.NewMutex(keys[0], MutexOptions{Keys: keys[1:], Fencing: len(keys) > 1})
+		assert.NotErrorIs(t, m.TryLock(ctx), ErrInvalidOptions, "%v", keys)
+	}
+}
+
+// semaphoreError returns the error of TryAcquire.
+func semaphoreError(_ Permit, err error) error { return err }
+
+// A failover of one shard of a cluster member, during holds, quarantines
+// the member: its votes do not count until the promoted replica's marker
+// is older than MaxTTL, while the plain members of a mixed list keep the
+// locks available. The holds made before stay exclusive.
+func TestClusterMemberFailoverIsQuarantined(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, true, redistest.Options{})
+	plain := redistest.StartN(t, 2, redistest.Options{})
+	addresses := []string{cluster.Address(), plain[0].Addr(), plain[1].Addr()}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	options := Options{MaxTTL: 10 * time.Second}
+	a := connectedClient(t, addresses, options)
+	require.NoError(t, a.TrustNodes(ctx))
+	held := a.NewMutex("{held}", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, held.Lock(ctx))
+
+	cluster.Failover(0)
+
+	b := connectedClient(t, addresses, options)
+	require.ErrorIs(t, b.NewMutex("{held}", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx), ErrNotAcquired, "A holds it on the plain nodes")
+	fresh := b.NewMutex("{fresh}", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, fresh.TryLock(ctx), "the two plain nodes make a quorum")
+	assert.Equal(t, uint64(1), b.Stats().Quarantined, "the cluster member, whose shard failed over, is quarantined")
+	require.NoError(t, fresh.Unlock(ctx))
+	require.NoError(t, held.Unlock(ctx))
+}
