@@ -130,7 +130,7 @@ func (c *cluster) askSlots(ctx context.Context, hostPort string) ([]slotRange, e
 
 // parseClusterShards reads the reply to CLUSTER SHARDS: per shard, its
 // slot ranges and its nodes, of which the master that is online serves
-// the ranges. asked is the host of the node that answered, for nodes
+// the ranges; a shard without one is left out. asked is the host of the node that answered, for nodes
 // that give no address of their own.
 func parseClusterShards(reply resp.Value, asked string, tls bool) ([]slotRange, error) {
 	if reply.Type != resp.TypeArray {
@@ -141,7 +141,9 @@ func parseClusterShards(reply resp.Value, asked string, tls bool) ([]slotRange, 
 		slots, nodes := field(shard, "slots"), field(shard, "nodes")
 		master := ""
 		for _, node := range nodes.Elems {
-			if text(field(node, "role")) != "master" || text(field(node, "health")) == "failed" {
+			// Redis 7.0 calls a failed node's health "fail", the
+			// documentation "failed": only "online" serves.
+			if health := text(field(node, "health")); text(field(node, "role")) != "master" || (health != "" && health != "online") {
 				continue
 			}
 			host := text(field(node, "endpoint"))
@@ -169,10 +171,9 @@ func parseClusterShards(reply resp.Value, asked string, tls bool) ([]slotRange, 
 			if err != nil {
 				return nil, err
 			}
-			if master == "" {
-				return nil, fmt.Errorf("%w: slots %d-%d have no master online", ErrClusterMap, r.first, r.last)
+			if master != "" { // slots without a master online are served by nobody: their commands fail
+				ranges = append(ranges, r)
 			}
-			ranges = append(ranges, r)
 		}
 	}
 	return ranges, nil

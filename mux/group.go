@@ -76,13 +76,19 @@ func (g *Group) IsCluster(i int) bool {
 
 // MasterTags returns, for a member that is a Redis Cluster, one hash tag
 // per master that its slot map knows, such that a key holding "{tag}"
-// goes to that master; nil for any other member, and for a cluster whose
-// map is not read yet (see Connect).
-func (g *Group) MasterTags(i int) []string {
-	if cluster, ok := g.nodes[i].(*cluster); ok {
-		return cluster.masterTags()
+// goes to that master, reading the map first if it was not yet; nil for
+// any other member. It fails when the map cannot be read.
+func (g *Group) MasterTags(ctx context.Context, i int) ([]string, error) {
+	cluster, ok := g.nodes[i].(*cluster)
+	if !ok {
+		return nil, nil
 	}
-	return nil
+	if cluster.slots.Load() == nil {
+		if _, err := cluster.readSlots(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return cluster.masterTags(), nil
 }
 
 // SentinelReport is what one sentinel says of its master: conn's type,

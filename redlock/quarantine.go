@@ -213,9 +213,9 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 // unknown.
 func (q *quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, error) {
 	c := q.client
-	tags := c.group.MasterTags(node)
-	if len(tags) == 0 {
-		return resp.Value{}, fmt.Errorf("%w: the cluster's slot map is not read yet", ErrNodeUnreachable)
+	tags, err := c.group.MasterTags(ctx, node)
+	if err != nil {
+		return resp.Value{}, fmt.Errorf("%w: the cluster's masters are not known: %w", ErrNodeUnreachable, err)
 	}
 	requests := make([]*mux.Request, len(tags))
 	for i, tag := range tags {

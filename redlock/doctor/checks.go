@@ -48,7 +48,7 @@ func examineNode(ctx context.Context, facts nodeFacts, address string, options O
 			fmt.Sprintf("INFO was refused (%v): the role, cluster mode, run_id and uptime cannot be checked; allow INFO for this user", reply.Err())})
 	} else {
 		facts.info = parseInfo(string(reply.Str))
-		report.Findings = append(report.Findings, facts.checkRole(), facts.checkCluster())
+		report.Findings = append(report.Findings, facts.checkRole(), facts.checkCluster(ctx))
 	}
 	if sentinel, ok := facts.checkSentinel(ctx); ok {
 		report.Findings = append(report.Findings, sentinel)
@@ -94,6 +94,10 @@ func (f nodeFacts) checkRole() Finding {
 			return Finding{CheckRole, SeverityOK, fmt.Sprintf(
 				"master with %d replica(s), served by Sentinel: a client quarantines a replica it promotes", replicas)}
 		}
+		if f.group.IsCluster(f.node) {
+			return Finding{CheckRole, SeverityOK, fmt.Sprintf(
+				"a master of the cluster, with %d replica(s): a client quarantines the cluster when one is promoted", replicas)}
+		}
 		if replicas > 0 {
 			return Finding{CheckRole, SeverityWarn, fmt.Sprintf(
 				"master with %d replica(s): replication is asynchronous, so a replica promoted after a failover may miss recent locks; "+
@@ -113,17 +117,40 @@ func (f nodeFacts) checkRole() Finding {
 	}
 }
 
-func (f nodeFacts) checkCluster() Finding {
-	switch f.info["cluster_enabled"] {
-	case "0":
+func (f nodeFacts) checkCluster(ctx context.Context) Finding {
+	switch enabled := f.info["cluster_enabled"]; {
+	case f.group.IsCluster(f.node):
+		return f.checkClusterState(ctx)
+	case enabled == "0":
 		return Finding{CheckCluster, SeverityOK, "standalone (cluster_enabled:0)"}
-	case "1":
+	case enabled == "1":
 		return Finding{CheckCluster, SeverityFail,
-			"runs in cluster mode: lockmux does not follow MOVED or ASK redirects, and a cluster fails over to replicas; " +
-				"use standalone servers (cluster-enabled no)"}
+			"runs in cluster mode, and its address is a plain one, which follows no MOVED or ASK redirect: " +
+				"give the cluster as redis-cluster://host:port, so that each key goes to the master of its slot"}
 	default:
 		return Finding{CheckCluster, SeverityWarn, "INFO does not report cluster_enabled; make sure the node is not in cluster mode"}
 	}
+}
+
+// checkClusterState asks a Redis Cluster member whether its state is ok
+// and every slot is served (CLUSTER INFO).
+func (f nodeFacts) checkClusterState(ctx context.Context) Finding {
+	request := mux.NewRequest("CLUSTER", "INFO")
+	if err := f.do(ctx, request); err != nil {
+		return Finding{CheckCluster, SeverityFail, fmt.Sprintf("CLUSTER INFO failed: %v", err)}
+	}
+	if reply := request.Reply(); reply.IsError() {
+		return Finding{CheckCluster, SeverityFail, fmt.Sprintf("CLUSTER INFO was refused (%v); allow it for this user", reply.Err())}
+	}
+	info := parseInfo(string(request.Reply().Str))
+	state, served := info["cluster_state"], info["cluster_slots_ok"]
+	if state != "ok" || served != strconv.Itoa(mux.SlotCount) {
+		return Finding{CheckCluster, SeverityFail, fmt.Sprintf(
+			"cluster_state:%s, %s of %d slots served (%s in doubt, %s failed): the keys of the slots not served cannot be locked on this member; "+
+				"check the cluster with CLUSTER NODES", state, served, mux.SlotCount, info["cluster_slots_pfail"], info["cluster_slots_fail"])}
+	}
+	return Finding{CheckCluster, SeverityOK, fmt.Sprintf("Redis Cluster of %s master(s) serving every slot (cluster_state:ok); "+
+		"a client quarantines it after a failover of any of them", info["cluster_size"])}
 }
 
 // checkSentinel asks the sentinels of a master that Redis Sentinel

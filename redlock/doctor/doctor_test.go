@@ -410,3 +410,42 @@ func TestDoctorChecksSentinelMembers(t *testing.T) {
 	assert.Equal(t, doctor.SeverityFail, sentinel.Severity, sentinel.Message)
 	assert.Contains(t, sentinel.Message, "disagree")
 }
+
+// The doctor checks a Redis Cluster member as a cluster: its state ok and
+// every slot served, and fails a plain address that reaches a node in
+// cluster mode, naming the address form to give.
+func TestDoctorChecksClusterMembers(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	reports, err := doctor.Run(doctorContext(t), []string{cluster.Address()}, redlock.Options{}, doctor.Options{})
+	require.NoError(t, err)
+	finding := findingOf(t, reports[0], doctor.CheckCluster)
+	assert.Equal(t, doctor.SeverityOK, finding.Severity, finding.Message)
+	assert.Contains(t, finding.Message, "3 master(s) serving every slot")
+
+	reports, err = doctor.Run(doctorContext(t), []string{cluster.Masters[0].Addr()}, redlock.Options{}, doctor.Options{})
+	require.NoError(t, err)
+	finding = findingOf(t, reports[0], doctor.CheckCluster)
+	assert.Equal(t, doctor.SeverityFail, finding.Severity, finding.Message)
+	assert.Contains(t, finding.Message, "redis-cluster://")
+
+	cluster.Masters[2].Kill9() // a master without a replica: its slots are served by nobody
+	require.True(t, waitFor(func() bool {
+		return strings.Contains(cluster.Masters[0].Do(t, "CLUSTER", "INFO"), "cluster_state:fail")
+	}), "the cluster sees the slots unserved")
+	reports, err = doctor.Run(doctorContext(t), []string{cluster.Address()}, redlock.Options{}, doctor.Options{})
+	require.NoError(t, err)
+	finding = findingOf(t, reports[0], doctor.CheckCluster)
+	assert.Equal(t, doctor.SeverityFail, finding.Severity, finding.Message)
+	assert.Contains(t, finding.Message, "of 16384 slots served")
+}
+
+// waitFor polls condition for at most ten seconds: a cluster's state has
+// no notification to wait on.
+func waitFor(condition func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); !condition(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}

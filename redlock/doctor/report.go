@@ -45,7 +45,8 @@ const (
 	// CheckRole is the check that the node is a master, not a replica,
 	// and has no replicas that could take over after a failover.
 	CheckRole = "role"
-	// CheckCluster is the check that the node is not in cluster mode.
+	// CheckCluster is the check that a plain node is not in cluster mode,
+	// and that a Redis Cluster member's state is ok, every slot served.
 	CheckCluster = "cluster"
 	// CheckSentinel, for a master that Redis Sentinel serves, is the check
 	// that its sentinels answer, agree on where the master is, name the
