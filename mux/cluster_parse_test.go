@@ -72,7 +72,9 @@ func TestParseRedirect(t *testing.T) {
 func TestParseClusterMaps(t *testing.T) {
 	text := func(s string) resp.Value { return resp.Value{Type: resp.TypeBulkString, Str: []byte(s)} }
 	number := func(n int64) resp.Value { return resp.Value{Type: resp.TypeInteger, Int: n} }
-	entry := func(kind resp.Type, elements ...resp.Value) resp.Value { return resp.Value{Type: kind, Elems: elements} }
+	entry := func(kind resp.Type, elements ...resp.Value) resp.Value {
+		return resp.Value{Type: kind, Elems: elements}
+	}
 	node := func(kind resp.Type, role, health string, port int64) resp.Value {
 		return entry(kind, text("ip"), text("10.0.0.1"), text("endpoint"), text(""), text("port"), number(port),
 			text("tls-port"), number(port+1000), text("role"), text(role), text("health"), text(health))

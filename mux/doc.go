@@ -20,6 +20,14 @@
 // mattering; what could not be finished is reported to
 // [Options.OnUnfinished], and [Group.Close] waits a bounded time for it.
 //
+// A member of a Group may be a Redis Cluster (a redis-cluster:// address,
+// see conn.ParseAddress): it keeps one connection per master, sends each
+// command to the master of its first key's slot (see [Slot]), keyless
+// commands to any master, and follows MOVED and ASK redirects inside the
+// member, at most five times ([ErrRedirectLoop]); its slot map comes from
+// CLUSTER SHARDS (CLUSTER SLOTS on Redis 6), read again after a MOVED.
+// Plain members follow no redirect.
+//
 // Commands for one server alone, off the fast path (diagnostics,
 // inspection), are [Request]s sent with [Group.Do].
 //

@@ -51,8 +51,14 @@ type Client struct {
 // "unix:///path", and for a master that Redis Sentinel serves,
 // "redis-sentinel://[user:password@]host:port/master-name?addr=host:port&…"
 // or "rediss-sentinel://…", whose host and addr parameters are its
-// sentinels (see Options.Quarantine, which is then on). The masters must
-// be independent: no replication between them.
+// sentinels, and for a Redis Cluster,
+// "redis-cluster://[user:password@]host:port?addr=host:port&…" or
+// "rediss-cluster://…", whose host and addr parameters are nodes of it:
+// each command goes to the master of its key's slot, and the keys a lock
+// writes together must share a hash slot (the lock is refused with
+// ErrInvalidOptions otherwise). Options.Quarantine is on with a Sentinel
+// or Cluster node: a failover may lose writes. The nodes must be
+// independent: no replication between them.
 //
 // New does not dial, and never blocks: the nodes are dialled in the
 // background when first used, and again after a failure; nodes that cannot

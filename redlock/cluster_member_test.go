@@ -2,7 +2,10 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,4 +124,89 @@ func TestClusterMemberFailoverIsQuarantined(t *testing.T) {
 	assert.Equal(t, uint64(1), b.Stats().Quarantined, "the cluster member, whose shard failed over, is quarantined")
 	require.NoError(t, fresh.Unlock(ctx))
 	require.NoError(t, held.Unlock(ctx))
+}
+
+// A slot moves from one master to another (CLUSTER SETSLOT IMPORTING and
+// MIGRATING, MIGRATE of its keys, SETSLOT NODE) while workers lock and
+// unlock keys of that slot: the locks follow the ASK and MOVED redirects,
+// no two holders of a key ever overlap, and every worker goes on locking
+// once the slot has moved.
+func TestClusterMemberLocksThroughAResharding(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := connectedClient(t, []string{cluster.Address()}, Options{MaxTTL: 10 * time.Second})
+	require.NoError(t, client.TrustNodes(ctx))
+	const keys, workers = 8, 4
+	slot := mux.Slot("{moving}")
+	source := cluster.MasterOf(slot)
+	target := cluster.Masters[0]
+	if target == source {
+		target = cluster.Masters[1]
+	}
+
+	var holders [keys]atomic.Int32
+	var cycles [workers]atomic.Int64
+	var overlaps atomic.Int64
+	stop := make(chan struct{})
+	var load workgroup.Group
+	for w := range workers {
+		load.Go(func() error {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return nil
+				default:
+				}
+				k := (w + i) % keys
+				m := client.NewMutex("{moving}:"+strconv.Itoa(k), MutexOptions{TTL: 5 * time.Second})
+				if err := m.Lock(ctx); err != nil {
+					return err
+				}
+				if holders[k].Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				holders[k].Add(-1)
+				if err := m.Unlock(ctx); err != nil && !errors.Is(err, ErrLockLost) {
+					return err
+				}
+				cycles[w].Add(1)
+			}
+		})
+	}
+	allWorkersPast := func(floor [workers]int64) bool {
+		for w := range workers {
+			if cycles[w].Load() <= floor[w]+5 {
+				return false
+			}
+		}
+		return true
+	}
+	var start [workers]int64
+	require.True(t, waitUntil(func() bool { return allWorkersPast(start) }), "the load runs")
+
+	sourceID, targetID := source.Do(t, "CLUSTER", "MYID"), target.Do(t, "CLUSTER", "MYID")
+	require.Equal(t, "OK", target.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "IMPORTING", sourceID))
+	require.Equal(t, "OK", source.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "MIGRATING", targetID))
+	host, port, _ := strings.Cut(target.Addr(), ":")
+	for range 1000 {
+		listed := strings.Fields(strings.Trim(source.Do(t, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "100"), "[]"))
+		if len(listed) == 0 {
+			break
+		}
+		migrated := source.Do(t, append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, listed...)...)
+		require.Contains(t, []string{"OK", "NOKEY"}, migrated)
+	}
+	for _, server := range cluster.Masters {
+		require.Equal(t, "OK", server.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", targetID))
+	}
+	var moved [workers]int64
+	for w := range workers {
+		moved[w] = cycles[w].Load()
+	}
+	require.True(t, waitUntil(func() bool { return allWorkersPast(moved) }), "every worker goes on locking once the slot moved")
+	close(stop)
+	require.NoError(t, load.Wait())
+	assert.Zero(t, overlaps.Load(), "no two holders of a key overlapped")
+	assert.Equal(t, target, cluster.MasterOf(slot), "the slot moved")
 }

@@ -2,9 +2,11 @@
 // lock and Redlock over N independent masters, with automatic renewal,
 // waiting without polling, opt-in fencing tokens, locks over several keys,
 // the resumption of a hold by its token, semaphores, read/write locks and
-// fair locks. A node may be a master that Redis Sentinel serves (see New),
-// and Options.Quarantine keeps a node that may have lost keys (a restart,
-// a promoted replica, a flush) out of the locks for the longest TTL.
+// fair locks. A node may be a master that Redis Sentinel serves, or a Redis
+// Cluster whose commands go to the masters of their keys' slots (see New;
+// the keys of one lock must then share a hash slot), and
+// Options.Quarantine keeps a node that may have lost keys (a restart, a
+// promoted replica, a flush) out of the locks for the longest TTL.
 //
 // A Client talks to the nodes; a Mutex, made by Client.NewMutex, locks one
 // resource (or several, see MutexOptions.Keys), and a Semaphore, made by

@@ -116,8 +116,10 @@ Addresses: --addrs or REDLOCK_ADDRS, comma-separated, each "host:port",
 "redis://[user:password@]host:port[/db]", "rediss://..." (TLS),
 "unix:///path", or for a master that Redis Sentinel serves
 "redis-sentinel://host:port/master-name?addr=host:port&addr=..." (its
-sentinels; a failover quarantines it). The nodes must be independent
-masters. bench and demo start servers of their own when no addresses are
+sentinels; a failover quarantines it), or for a Redis Cluster
+"redis-cluster://host:port?addr=host:port&addr=..." (nodes of it; a
+failover of any master quarantines it, and the keys of one lock must share
+a hash slot). The nodes must be independent masters or deployments. bench and demo start servers of their own when no addresses are
 given.
 
 `)

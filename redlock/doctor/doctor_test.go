@@ -271,7 +271,7 @@ func TestDoctorFindingsOnScriptedNodes(t *testing.T) {
 		{name: "CONFIG refused", node: fakeNode{info: fakeInfo(nil)},
 			check: doctor.CheckPersistence, severity: doctor.SeverityWarn, message: "NOPERM"},
 		{name: "cluster mode", node: fakeNode{info: fakeInfo(map[string]string{"cluster_enabled": "1"}), config: "always"},
-			check: doctor.CheckCluster, severity: doctor.SeverityFail, message: "cluster-enabled no"},
+			check: doctor.CheckCluster, severity: doctor.SeverityFail, message: "give the cluster as redis-cluster://host:port"},
 		{name: "master with replicas", node: fakeNode{info: fakeInfo(map[string]string{"connected_slaves": "2"}), config: "always"},
 			check: doctor.CheckRole, severity: doctor.SeverityWarn, message: "2 replica(s)"},
 		{name: "eviction", node: fakeNode{info: fakeInfo(map[string]string{"maxmemory_policy": "allkeys-lru"}), config: "always"},
