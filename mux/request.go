@@ -33,6 +33,11 @@ func (r *Request) Reply() resp.Value { return r.call.Reply }
 // nil.
 func (r *Request) Err() error { return r.call.Err }
 
+// Server returns the address of the server that answered the request:
+// the member's own, or, for a Redis Cluster member, that of the master
+// its key's slot led to; "" when it was not sent.
+func (r *Request) Server() string { return serverOf(&r.call) }
+
 // Latency returns the time from sending the request to its reply.
 func (r *Request) Latency() time.Duration { return r.call.Latency }
 

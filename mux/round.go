@@ -57,6 +57,21 @@ func (r *Round) Err(node int) error { return r.calls[node].Err }
 // reply or failure.
 func (r *Round) Latency(node int) time.Duration { return r.calls[node].Latency }
 
+// Server returns the address of the server that answered node's command
+// in the last round (conn.Conn.Address): the member's own, or, for a Redis
+// Cluster member, that of the master the command reached; "" when the
+// command was not sent.
+func (r *Round) Server(node int) string { return serverOf(&r.calls[node]) }
+
+// serverOf returns the address of the server call was last sent to, ""
+// when it was not sent.
+func serverOf(call *conn.Call) string {
+	if sentOn := call.SentOn(); sentOn != nil {
+		return sentOn.Address()
+	}
+	return ""
+}
+
 // Abandoned reports whether Wait stopped waiting for server node's reply:
 // the round was decided first, or the caller's context ended. Its outcome
 // is unknown.

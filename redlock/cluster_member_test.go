@@ -99,11 +99,12 @@ func TestClusterMemberRefusesKeysInSeveralSlots(t *testing.T) {
 // semaphoreError returns the error of TryAcquire.
 func semaphoreError(_ Permit, err error) error { return err }
 
-// A failover of one shard of a cluster member, during holds, quarantines
-// the member: its votes do not count until the promoted replica's marker
-// is older than MaxTTL, while the plain members of a mixed list keep the
-// locks available. The holds made before stay exclusive.
-func TestClusterMemberFailoverIsQuarantined(t *testing.T) {
+// A failover of one shard of a cluster member, during a hold, quarantines
+// that shard alone: the promoted replica's votes do not count until its
+// marker is older than MaxTTL, the other shards' do, and the plain members
+// of a mixed list keep the locks of the failed shard available. The hold
+// made before stays exclusive.
+func TestClusterMemberFailoverQuarantinesTheShardAlone(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, true, redistest.Options{})
 	plain := redistest.StartN(t, 2, redistest.Options{})
 	addresses := []string{cluster.Address(), plain[0].Addr(), plain[1].Addr()}
@@ -112,17 +113,42 @@ func TestClusterMemberFailoverIsQuarantined(t *testing.T) {
 	options := Options{MaxTTL: 10 * time.Second}
 	a := connectedClient(t, addresses, options)
 	require.NoError(t, a.TrustNodes(ctx))
-	held := a.NewMutex("{held}", MutexOptions{TTL: 10 * time.Second})
+	failing := cluster.Masters[0] // the master of the shard that fails over, then its replica
+	keyOn := func(onFailing bool, skip string) string {
+		for i := range 10000 {
+			key := "{shard" + strconv.Itoa(i) + "}"
+			if key != skip && (cluster.MasterOf(mux.Slot(key)) == failing) == onFailing {
+				return key
+			}
+		}
+		t.Fatal("no key found")
+		return ""
+	}
+	heldKey := keyOn(true, "")
+	held := a.NewMutex(heldKey, MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, held.Lock(ctx))
 
-	cluster.Failover(0)
+	failing = cluster.Failover(0)
+	require.Equal(t, failing, cluster.MasterOf(mux.Slot(heldKey)))
 
 	b := connectedClient(t, addresses, options)
-	require.ErrorIs(t, b.NewMutex("{held}", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx), ErrNotAcquired, "A holds it on the plain nodes")
-	fresh := b.NewMutex("{fresh}", MutexOptions{TTL: 10 * time.Second})
-	require.NoError(t, fresh.TryLock(ctx), "the two plain nodes make a quorum")
-	assert.Equal(t, uint64(1), b.Stats().Quarantined, "the cluster member, whose shard failed over, is quarantined")
-	require.NoError(t, fresh.Unlock(ctx))
+	require.ErrorIs(t, b.NewMutex(heldKey, MutexOptions{TTL: 10 * time.Second}).TryLock(ctx), ErrNotAcquired, "A holds it on the plain nodes")
+	quarantined := func(key string) uint64 {
+		before := b.Stats().Quarantined
+		m := b.NewMutex(key, MutexOptions{TTL: 10 * time.Second})
+		require.NoError(t, m.TryLock(ctx), key)
+		require.NoError(t, m.Unlock(ctx))
+		return b.Stats().Quarantined - before
+	}
+	assert.Equal(t, uint64(1), quarantined(keyOn(true, heldKey)), "the promoted master's vote does not count")
+	assert.Equal(t, uint64(0), quarantined(keyOn(false, "")), "the other shards' votes do")
+
+	alone := connectedClient(t, []string{cluster.Address()}, options)
+	require.NoError(t, alone.NewMutex(keyOn(false, ""), MutexOptions{TTL: 10 * time.Second}).TryLock(ctx), "the cluster alone still locks the other shards' keys")
+	err := alone.NewMutex(keyOn(true, heldKey), MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
+	var quorum *QuorumError
+	require.ErrorAs(t, err, &quorum)
+	assert.Equal(t, OutcomeQuarantined, quorum.Nodes[0].Outcome, "nor the failed shard's keys")
 	require.NoError(t, held.Unlock(ctx))
 }
 

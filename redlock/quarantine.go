@@ -53,6 +53,10 @@ type quarantineNode struct {
 	pending atomic.Bool  // its marker was not read since it connected
 	until   atomic.Int64 // the end of its quarantine, in nanoseconds from origin
 	armed   atomic.Int64 // how many times watchMarker armed its marker
+	// masters holds, for a Redis Cluster node, each master's end of
+	// quarantine (as until) by its address (mux.Round.Server): a failover
+	// of one shard keeps that shard alone out. until is the latest.
+	masters atomic.Pointer[map[string]int64]
 }
 
 func newQuarantine(c *Client) *quarantine {
@@ -74,13 +78,25 @@ func (q *quarantine) connected(node int) {
 }
 
 // excludes reports whether node's votes do not count now, and for how
-// long more it is quarantined (0 when its verdict is unknown).
-func (q *quarantine) excludes(node int) (bool, time.Duration) {
+// long more it is quarantined (0 when its verdict is unknown). server is
+// the address of the server that gave the vote (mux.Round.Server): on a
+// Redis Cluster node, each master has a verdict of its own, and a master
+// the last verification did not ask (the slot map changed since) makes
+// the node's verdict unknown. "" asks for the node's verdict as a whole.
+func (q *quarantine) excludes(node int, server string) (bool, time.Duration) {
 	n := &q.nodes[node]
 	if n.pending.Load() {
 		return true, 0
 	}
-	left := time.Duration(n.until.Load()) - q.client.options.clock.Now().Sub(q.origin)
+	until := n.until.Load()
+	if masters := n.masters.Load(); masters != nil && server != "" {
+		var known bool
+		if until, known = (*masters)[server]; !known {
+			q.connected(node)
+			return true, 0
+		}
+	}
+	left := time.Duration(until) - q.client.options.clock.Now().Sub(q.origin)
 	return left > 0, left
 }
 
@@ -171,10 +187,11 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 	errs := make([]error, len(q.nodes))
 	for node := range q.nodes {
 		var reply resp.Value
+		var masters map[string]int64 // a cluster node's masters' ages, in nanoseconds
 		round := roundOf[node]
 		switch {
 		case slices.Contains(clusters, node):
-			reply, errs[node] = q.askMasters(ctx, node, action)
+			reply, masters, errs[node] = q.askMasters(ctx, node, action)
 		case !round.Sent(node):
 			errs[node] = fmt.Errorf("%w: not connected", ErrNodeUnreachable)
 		case waitErr != nil:
@@ -194,6 +211,12 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 			// The marker's age was read after start: counting the rest of
 			// the quarantine from start ends it no sooner than the node's.
 			n.until.Store(int64(start.Sub(q.origin) + q.threshold - age))
+			if masters != nil {
+				for server, age := range masters {
+					masters[server] = int64(start.Sub(q.origin) + q.threshold - time.Duration(age))
+				}
+				n.masters.Store(&masters)
+			}
 			if n.pending.Swap(false) {
 				q.pending.Add(-1)
 			}
@@ -207,34 +230,37 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 
 // askMasters runs the epoch script with action on every master of node, a
 // Redis Cluster, each on a marker of its own (epochKey, then a hash tag
-// that routes to that master), and answers as one node would: the age of
-// the youngest marker, for a failover or a flush of any master may have
-// lost keys. A master that does not answer makes the node's verdict
-// unknown.
-func (q *quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, error) {
+// that routes to that master). It answers as one node would, with the age
+// of the youngest marker, and gives each master's age, in nanoseconds, by
+// the address of the server that answered: a failover or a flush of one
+// master keeps that master's shard out. A master that does not answer
+// makes the node's verdict unknown.
+func (q *quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, map[string]int64, error) {
 	c := q.client
 	tags, err := c.group.MasterTags(ctx, node)
 	if err != nil {
-		return resp.Value{}, fmt.Errorf("%w: the cluster's masters are not known: %w", ErrNodeUnreachable, err)
+		return resp.Value{}, nil, fmt.Errorf("%w: the cluster's masters are not known: %w", ErrNodeUnreachable, err)
 	}
 	requests := make([]*mux.Request, len(tags))
 	for i, tag := range tags {
 		requests[i] = mux.NewRequest("EVAL", epochLua.Source(), "1", clusterEpochKey(tag), action, "")
 	}
 	if err := c.group.Do(ctx, node, requests...); err != nil {
-		return resp.Value{}, fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
+		return resp.Value{}, nil, fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
 	}
 	youngest := resp.Value{}
+	masters := make(map[string]int64, len(requests))
 	for _, request := range requests {
 		reply := request.Reply()
 		if reply.IsError() || reply.Type != resp.TypeInteger || reply.Int < 0 {
-			return reply.Clone(), nil
+			return reply.Clone(), nil, nil
 		}
+		masters[request.Server()] = int64(time.Duration(reply.Int) * time.Millisecond)
 		if youngest.Type != resp.TypeInteger || reply.Int < youngest.Int {
 			youngest = reply
 		}
 	}
-	return youngest, nil
+	return youngest, masters, nil
 }
 
 // clusterEpochKey is the key of the epoch marker of the master of a Redis

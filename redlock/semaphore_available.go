@@ -78,7 +78,7 @@ func (f *freeSlots) Count(node int, round *mux.Round) bool {
 		return false
 	}
 	if f.quarantine != nil {
-		if excluded, left := f.quarantine.excludes(node); excluded {
+		if excluded, left := f.quarantine.excludes(node, round.Server(node)); excluded {
 			f.errs = append(f.errs, fmt.Errorf("%s: %w", f.addresses[node], f.quarantine.errQuarantined(left)))
 			return false
 		}
