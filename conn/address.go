@@ -146,15 +146,26 @@ func parseSentinelAddress(s string, u *url.URL) (Address, error) {
 		}
 	}
 	a.SentinelUsername, a.SentinelPassword = query.Get("sentinel_username"), query.Get("sentinel_password")
-	for _, sentinel := range append([]string{u.Host}, query["addr"]...) {
-		host, port, err := splitHostPort(sentinel, "26379")
-		if err != nil {
-			return Address{}, fmt.Errorf("%w: %q: sentinel %q: %v", ErrInvalidAddress, redactURL(s), sentinel, err)
-		}
-		a.Sentinels = append(a.Sentinels, net.JoinHostPort(host, port))
+	if a.Sentinels, err = hostAndAddrs(s, u, query, "sentinel", "26379"); err != nil {
+		return Address{}, err
 	}
 	a.Username, a.Password = userInformation(u)
 	return a, nil
+}
+
+// hostAndAddrs returns the "host:port" of u's host, then of each of its
+// addr parameters, what names them in messages, with defaultPort where
+// they give none.
+func hostAndAddrs(s string, u *url.URL, query url.Values, what, defaultPort string) ([]string, error) {
+	var hostPorts []string
+	for _, given := range append([]string{u.Host}, query["addr"]...) {
+		host, port, err := splitHostPort(given, defaultPort)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q: %s %q: %v", ErrInvalidAddress, redactURL(s), what, given, err)
+		}
+		hostPorts = append(hostPorts, net.JoinHostPort(host, port))
+	}
+	return hostPorts, nil
 }
 
 // parseClusterAddress parses the URL u of a redis-cluster:// or
@@ -173,12 +184,8 @@ func parseClusterAddress(s string, u *url.URL) (Address, error) {
 			return Address{}, fmt.Errorf("%w: %q: unknown parameter %q (want addr=host:port, once per further node)", ErrInvalidAddress, redactURL(s), name)
 		}
 	}
-	for _, seed := range append([]string{u.Host}, query["addr"]...) {
-		host, port, err := splitHostPort(seed, "6379")
-		if err != nil {
-			return Address{}, fmt.Errorf("%w: %q: node %q: %v", ErrInvalidAddress, redactURL(s), seed, err)
-		}
-		a.Seeds = append(a.Seeds, net.JoinHostPort(host, port))
+	if a.Seeds, err = hostAndAddrs(s, u, query, "node", "6379"); err != nil {
+		return Address{}, err
 	}
 	a.Username, a.Password = userInformation(u)
 	return a, nil

@@ -18,18 +18,10 @@ import (
 )
 
 // connectedClient returns a Client over addresses, closed when the test
-// ends, with its connections up.
+// ends, with its connections up (see cluster.client).
 func connectedClient(t *testing.T, addresses []string, options Options) *Client {
 	t.Helper()
-	client, err := New(addresses, options)
-	require.NoError(t, err)
-	t.Cleanup(func() { client.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for i, err := range client.group.Connect(ctx) {
-		require.NoError(t, err, "node %d", i)
-	}
-	return client
+	return (&cluster{addresses: addresses}).client(t, options)
 }
 
 // One Redis Cluster member is the single-instance lock on that cluster:
