@@ -168,24 +168,44 @@ func (c *cluster) Close() error {
 // route returns the master that must answer command, or nil when the
 // slot map is not known yet.
 func (c *cluster) route(command []byte) *conn.Conn {
+	if key, ok := routingKey(command); ok {
+		return c.routeSlot(slotOf(key))
+	}
+	return c.routeSlot(anySlot)
+}
+
+// routeKey returns the master of key's slot, or nil when the slot map is
+// not known yet.
+func (c *cluster) routeKey(key string) *conn.Conn { return c.routeSlot(slotOf(key)) }
+
+// anySlot asks routeSlot for any master.
+const anySlot = -1
+
+// routeSlot returns the master of slot, any master for anySlot or a slot
+// without one, or nil when the slot map is not known yet.
+func (c *cluster) routeSlot(slot int) *conn.Conn {
 	slots := c.slots.Load()
 	if slots == nil || len(slots.masters) == 0 {
 		return nil
 	}
-	if key, ok := routingKey(command); ok {
-		if owner := slots.owner[slotOf(key)]; owner != nil {
+	if slot != anySlot {
+		if owner := slots.owner[slot]; owner != nil {
 			return owner
 		}
 	}
 	return slots.masters[0]
 }
 
-// Send queues call on the master of its slot. Before the slot map is
-// known, it fails the call with an error matching ErrNotConnected (the
+// Send queues call on the master of its slot (see sendTo).
+func (c *cluster) Send(call *conn.Call, deadline time.Time) bool {
+	return c.sendTo(c.route(call.Command), call, deadline)
+}
+
+// sendTo queues call on master. Before the slot map is known (master is
+// nil), it fails the call with an error matching ErrNotConnected (the
 // command was not sent), and reads the map in the background: Connect
 // reads it at once.
-func (c *cluster) Send(call *conn.Call, deadline time.Time) bool {
-	master := c.route(call.Command)
+func (c *cluster) sendTo(master *conn.Conn, call *conn.Call, deadline time.Time) bool {
 	if master == nil {
 		c.readSlotsInBackground()
 		call.Fail(fmt.Errorf("%w: %s: its slot map is not read yet", ErrNotConnected, c.name))

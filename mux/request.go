@@ -14,6 +14,7 @@ import (
 // time.
 type Request struct {
 	command
+	routeAs string // see RouteAs
 }
 
 // NewRequest returns a Request for the given arguments, the first being
@@ -23,6 +24,13 @@ func NewRequest(arguments ...string) *Request {
 	r.SetCommand(arguments...)
 	return r
 }
+
+// RouteAs makes a Redis Cluster member send the request to the master of
+// key's slot, whatever keys its command names: a keyless command such as
+// SCAN, sent with the hash tags of Group.MasterTags, reaches each master
+// in turn. Other members ignore it; "" routes by the command's own first
+// key, as by default.
+func (r *Request) RouteAs(key string) { r.routeAs = key }
 
 // Reply returns the server's answer. A server error reply is a Reply of
 // type resp.TypeError, not an Err. It stays valid until the Request is
@@ -61,6 +69,10 @@ func (g *Group) Do(ctx context.Context, node int, requests ...*Request) error {
 	}
 	deadline := time.Now().Add(g.options.RequestTimeout)
 	for _, request := range requests {
+		if cluster, ok := server.(*cluster); ok && request.routeAs != "" {
+			cluster.sendTo(cluster.routeKey(request.routeAs), &request.call, deadline)
+			continue
+		}
 		server.Send(&request.call, deadline)
 	}
 	server.Flush()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/redlock/inspect"
 )
@@ -257,4 +258,26 @@ func TestCancellationEndsStatusAndScanPromptly(t *testing.T) {
 			assert.Less(t, elapsed, time.Second, "a cancelled call must not wait for the nodes")
 		})
 	}
+}
+
+// A scan of a Redis Cluster member walks every master's keyspace: each key
+// is found once, whichever master its slot is on.
+func TestScanWalksEveryMasterOfACluster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	want := make([]string, 0, 90)
+	for i := range 90 {
+		key := fmt.Sprintf("locks:%d", i)
+		require.Equal(t, "OK", cluster.MasterOf(mux.Slot(key)).Do(t, "SET", key, "token", "PX", "60000"))
+		want = append(want, key)
+	}
+	nodes, err := newInspector(t, cluster.Address()).Scan(context.Background(), "locks:*")
+	require.NoError(t, err)
+	require.Len(t, nodes, 1)
+	require.NoError(t, nodes[0].Err)
+	found := make([]string, 0, len(nodes[0].Keys))
+	for _, key := range nodes[0].Keys {
+		found = append(found, key.Key)
+		assert.Positive(t, key.TTL, key.Key)
+	}
+	assert.ElementsMatch(t, want, found)
 }

@@ -80,28 +80,53 @@ func (i *Inspector) Scan(ctx context.Context, match string) ([]NodeKeys, error) 
 	return results, nil
 }
 
-// scanNode walks one node's keyspace.
+// scanNode walks one node's keyspace: each master's, for a Redis Cluster
+// node.
 func scanNode(ctx context.Context, group *mux.Group, node int, address, match string) NodeKeys {
 	result := NodeKeys{Address: address}
-	var scan mux.Request
+	tags, err := group.MasterTags(ctx, node)
+	if err != nil {
+		result.Err = fmt.Errorf("inspect: node %s: %w", address, err)
+		return result
+	}
+	if tags == nil {
+		tags = []string{""} // one server: the command's own routing
+	}
+	for _, tag := range tags {
+		var scan mux.Request
+		if tag != "" {
+			scan.RouteAs("{" + tag + "}")
+		}
+		if !scanServer(ctx, group, node, &scan, match, &result) {
+			return result
+		}
+	}
+	return result
+}
+
+// scanServer walks the keyspace of the server that scan reaches, adding
+// what it finds to result; it reports false when it failed, with the
+// error in result.
+func scanServer(ctx context.Context, group *mux.Group, node int, scan *mux.Request, match string, result *NodeKeys) bool {
+	address := result.Address
 	cursor := "0"
 	for {
 		scan.SetCommand("SCAN", cursor, "MATCH", match, "COUNT", strconv.Itoa(scanBatch))
-		next, keys, err := scanStep(ctx, group, node, &scan)
+		next, keys, err := scanStep(ctx, group, node, scan)
 		if err != nil {
 			result.Err = fmt.Errorf("inspect: node %s: %w", address, err)
-			return result
+			return false
 		}
 		if len(keys) > 0 {
 			found, err := readTTLs(ctx, group, node, keys)
 			result.Keys = append(result.Keys, found...)
 			if err != nil {
 				result.Err = fmt.Errorf("inspect: node %s: %w", address, err)
-				return result
+				return false
 			}
 		}
 		if next == "0" {
-			return result
+			return true
 		}
 		cursor = next
 	}
