@@ -41,8 +41,9 @@ type cluster struct {
 	closed  bool
 	// reading is held by the goroutine that reads the slot map.
 	reading    sync.Mutex
-	stale      atomic.Bool // a MOVED said the map is out of date
-	background atomic.Bool // a goroutine of readSlotsInBackground is at it
+	stale      atomic.Bool  // a MOVED said the map is out of date
+	background atomic.Bool  // a goroutine of readSlotsInBackground is at it
+	mapFailed  atomic.Int64 // when the last reading of the map failed, in Unix nanoseconds; 0 after a success
 }
 
 // slotMap says which master serves each slot, and lists the masters and
@@ -202,16 +203,53 @@ func (c *cluster) Send(call *conn.Call, deadline time.Time) bool {
 }
 
 // sendTo queues call on master. Before the slot map is known (master is
-// nil), it fails the call with an error matching ErrNotConnected (the
-// command was not sent), and reads the map in the background: Connect
-// reads it at once.
+// nil), it reads the map first, as a connection dials before it writes,
+// within the call's deadline and the dial timeout, unless a reading failed
+// within the last mapRetryDelay: then, as a connection in its backoff
+// does, it fails the call at once with an error matching ErrNotConnected
+// (the command was not sent), and reads the map in the background.
 func (c *cluster) sendTo(master *conn.Conn, call *conn.Call, deadline time.Time) bool {
 	if master == nil {
-		c.readSlotsInBackground()
-		call.Fail(fmt.Errorf("%w: %s: its slot map is not read yet", ErrNotConnected, c.name))
-		return false
+		var err error
+		if master, err = c.firstSlots(call.Command, deadline); err != nil {
+			call.Fail(fmt.Errorf("%w: %s: its slot map is not read: %w", ErrNotConnected, c.name, err))
+			return false
+		}
 	}
 	return master.Send(call, deadline)
+}
+
+// mapRetryDelay is how long after a failed reading of the slot map the
+// calls fail at once, the map being read in the background.
+const mapRetryDelay = time.Second
+
+// firstSlots reads the slot map for a call that found none, and returns
+// the master that must answer command.
+func (c *cluster) firstSlots(command []byte, deadline time.Time) (*conn.Conn, error) {
+	if failed := c.mapFailed.Load(); failed != 0 && time.Since(time.Unix(0, failed)) < mapRetryDelay {
+		c.readSlotsInBackground()
+		return nil, errors.New("the last reading failed")
+	}
+	timeout := c.options.DialTimeout
+	if timeout == 0 {
+		timeout = conn.DefaultDialTimeout
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), minTime(deadline, time.Now().Add(timeout)))
+	defer cancel()
+	if _, err := c.readSlots(ctx); err != nil {
+		return nil, err
+	}
+	if master := c.route(command); master != nil {
+		return master, nil
+	}
+	return nil, errors.New("no master")
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func (c *cluster) Flush() {

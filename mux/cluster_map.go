@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lockmux/lockmux/conn"
 	"github.com/lockmux/lockmux/resp"
@@ -42,10 +43,16 @@ func (c *cluster) readSlotsInBackground() {
 // masters it knows first, then the seeds of the address, and makes it the
 // one calls are routed by.
 func (c *cluster) readSlots(ctx context.Context) (*slotMap, error) {
+	asked := time.Now().UnixNano()
 	c.reading.Lock()
 	defer c.reading.Unlock()
 	if slots := c.slots.Load(); slots != nil && !c.stale.Load() {
 		return slots, nil // read by another goroutine meanwhile
+	}
+	if c.mapFailed.Load() > asked {
+		// Another goroutine failed meanwhile: its callers, queued behind
+		// it, do not each wait for a reading of their own.
+		return nil, fmt.Errorf("%w: %s: the reading under way when it was asked for failed", ErrClusterMap, c.name)
 	}
 	var sources []string
 	if slots := c.slots.Load(); slots != nil {
@@ -68,8 +75,10 @@ func (c *cluster) readSlots(ctx context.Context) (*slotMap, error) {
 		}
 		c.stale.Store(false)
 		c.slots.Store(slots)
+		c.mapFailed.Store(0)
 		return slots, nil
 	}
+	c.mapFailed.Store(time.Now().UnixNano())
 	return nil, fmt.Errorf("%w: %s: %w", ErrClusterMap, c.name, errors.Join(failures...))
 }
 

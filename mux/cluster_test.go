@@ -3,6 +3,7 @@ package mux_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -111,4 +112,39 @@ func TestSlot(t *testing.T) {
 		assert.Equal(t, test.slot, mux.Slot(test.key), fmt.Sprintf("%q", test.key))
 	}
 	assert.NotEqual(t, mux.Slot("{}{x}"), mux.Slot("x"), "an empty first tag hashes the whole key")
+}
+
+// A cluster member reads its slot map at its first command, as a
+// connection dials at its first: the first round needs no Connect. When
+// no node of the address answers, the round fails as for a server that is
+// down (ErrNotConnected: the command was not sent), and the rounds right
+// after it fail at once, while the map is read again in the background.
+func TestClusterMemberReadsItsMapAtFirstUse(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	group, err := mux.New([]string{cluster.Address()}, mux.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { group.Close() })
+	assert.Equal(t, "OK", setOnce(t, group, group.NewRound(), "first", "use"))
+
+	down, err := mux.New([]string{"redis-cluster://" + closedPort(t)}, mux.Options{DialTimeout: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { down.Close() })
+	round := down.NewRound()
+	for _, want := range []string{"connection refused", "the last reading failed"} {
+		round.SetCommand("SET", "k", "v")
+		down.Send(round, time.Now().Add(5*time.Second))
+		require.NoError(t, down.Wait(context.Background(), round, nil))
+		require.ErrorIs(t, round.Err(0), mux.ErrNotConnected)
+		assert.Contains(t, round.Err(0).Error(), want)
+	}
+}
+
+// closedPort returns a loopback address where nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	address := listener.Addr().String()
+	require.NoError(t, listener.Close())
+	return address
 }

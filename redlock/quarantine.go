@@ -243,7 +243,7 @@ func (q *quarantine) askMasters(ctx context.Context, node int, action string) (r
 	}
 	requests := make([]*mux.Request, len(tags))
 	for i, tag := range tags {
-		requests[i] = mux.NewRequest("EVAL", epochLua.Source(), "1", clusterEpochKey(tag), action, "")
+		requests[i] = mux.NewRequest("EVAL", epochLua.Source(), "1", naming.ClusterEpochKey(tag), action, "")
 	}
 	if err := c.group.Do(ctx, node, requests...); err != nil {
 		return resp.Value{}, nil, fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
@@ -262,10 +262,6 @@ func (q *quarantine) askMasters(ctx context.Context, node int, action string) (r
 	}
 	return youngest, masters, nil
 }
-
-// clusterEpochKey is the key of the epoch marker of the master of a Redis
-// Cluster node that tag routes to.
-func clusterEpochKey(tag string) string { return epochKey + ":{" + tag + "}" }
 
 // markerWatchTag is the tag of the armings of the epoch markers: the
 // watcher tells them apart by their key, not their tag.

@@ -26,6 +26,7 @@ func TestCommandsTakeClusterAddresses(t *testing.T) {
 	status := invoke(t, variables, "status", "job")
 	assert.Equal(t, exitFailed, status.status, "released, the key is free; stderr:\n%s", status.stderr)
 	assert.Contains(t, status.stdout, "redis-cluster://"+cluster.Masters[0].Addr())
+	assert.Regexp(t, "redis-cluster://"+cluster.Masters[0].Addr()+`\S*: epoch marker \S+ old`, status.stdout, "the masters' markers, stated new, are read")
 
 	doctor := invoke(t, variables, "doctor")
 	assert.Contains(t, doctor.stdout, "3 master(s) serving every slot", "stderr:\n%s", doctor.stderr)

@@ -366,6 +366,9 @@ return {redis.call("GET", KEYS[1]) or "", t[1], t[2]}`
 // what remains of it. Without the quarantine the marker does not matter:
 // these are warnings, never failures.
 func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Finding {
+	if f.group.IsCluster(f.node) {
+		return f.checkClusterEpochs(ctx, longestTTL)
+	}
 	epochKey := naming.EpochKey
 	request := mux.NewRequest("EVAL", readEpochScript, "1", epochKey)
 	if err := f.do(ctx, request); err != nil {
@@ -407,4 +410,52 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 		return Finding{CheckEpoch, SeverityOK, fmt.Sprintf("the epoch marker is older than the longest TTL (%v): a client with "+
 			"Options.Quarantine lets the node vote%s", longestTTL, durable)}
 	}
+}
+
+// clusterEpochScript returns the age of a master's epoch marker in
+// milliseconds, or -1 when it is missing or was written by another server
+// process. It only reads.
+const clusterEpochScript = `local marker = redis.call("GET", KEYS[1])
+local id, written = string.match(marker or "", "^(%w+) (%d+)( ?%a*)$")
+if id ~= string.match(redis.call("INFO", "server"), "run_id:(%w+)") or not written then
+  return -1
+end
+local t = redis.call("TIME")
+return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(written)`
+
+// checkClusterEpochs is checkEpoch for a Redis Cluster node, whose masters
+// each keep an epoch marker of their own: a master without one of its own
+// server process, or with a young one, keeps its shard out of the locks of
+// a client that quarantines.
+func (f nodeFacts) checkClusterEpochs(ctx context.Context, longestTTL time.Duration) Finding {
+	tags, err := f.group.MasterTags(ctx, f.node)
+	if err != nil {
+		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("cannot read the epoch markers of the cluster's masters: %v", err)}
+	}
+	requests := make([]*mux.Request, len(tags))
+	for i, tag := range tags {
+		requests[i] = mux.NewRequest("EVAL", clusterEpochScript, "1", naming.ClusterEpochKey(tag))
+	}
+	if err := f.group.Do(ctx, f.node, requests...); err != nil {
+		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("cannot read the epoch markers of the cluster's masters: %v", err)}
+	}
+	var out []string
+	for _, request := range requests {
+		age := request.Reply()
+		switch {
+		case age.Type != resp.TypeInteger:
+			out = append(out, fmt.Sprintf("%s: its marker could not be read (%v)", request.Server(), age))
+		case age.Int < 0:
+			out = append(out, fmt.Sprintf("%s: no marker of its own server process (new, restarted, promoted or flushed)", request.Server()))
+		case time.Duration(age.Int)*time.Millisecond < longestTTL:
+			out = append(out, fmt.Sprintf("%s: its marker is %v old", request.Server(), (time.Duration(age.Int)*time.Millisecond).Round(time.Millisecond)))
+		}
+	}
+	if len(out) > 0 {
+		return Finding{CheckEpoch, SeverityWarn, strings.Join(out, "; ") + fmt.Sprintf(": a client, which quarantines a cluster member, keeps "+
+			"those masters' shards out of the locks until their markers are older than the longest TTL (%v); state new masters with "+
+			"redlock trust-nodes --force, and only those", longestTTL)}
+	}
+	return Finding{CheckEpoch, SeverityOK, fmt.Sprintf("the epoch markers of the %d master(s) are older than the longest TTL (%v): "+
+		"every shard votes", len(tags), longestTTL)}
 }

@@ -27,6 +27,34 @@ end
 local t = redis.call("TIME")
 return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(written)`
 
+// clusterEpochAge returns the age of the youngest epoch marker of the
+// masters of node, a Redis Cluster (each keeps its own), or -1 when one of
+// them has none of its server process or does not answer.
+func clusterEpochAge(ctx context.Context, group *mux.Group, node int) time.Duration {
+	tags, err := group.MasterTags(ctx, node)
+	if err != nil || len(tags) == 0 {
+		return -1
+	}
+	requests := make([]*mux.Request, len(tags))
+	for i, tag := range tags {
+		requests[i] = mux.NewRequest("EVAL", epochAgeScript, "1", naming.ClusterEpochKey(tag))
+	}
+	if group.Do(ctx, node, requests...) != nil {
+		return -1
+	}
+	youngest := time.Duration(-1)
+	for _, request := range requests {
+		age := request.Reply()
+		if age.Type != resp.TypeInteger || age.Int < 0 {
+			return -1
+		}
+		if d := time.Duration(age.Int) * time.Millisecond; youngest < 0 || d < youngest {
+			youngest = d
+		}
+	}
+	return youngest
+}
+
 // liveWaitersScript counts the waiters in a fair lock's line whose
 // heartbeats are live by the node's clock.
 const liveWaitersScript = `local t = redis.call("TIME")
@@ -169,6 +197,9 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 		node.EpochAge = -1
 		if age := epoch.Reply(n); epoch.Err(n) == nil && age.Type == resp.TypeInteger && age.Int >= 0 {
 			node.EpochAge = time.Duration(age.Int) * time.Millisecond
+		}
+		if i.group.IsCluster(n) {
+			node.EpochAge = clusterEpochAge(ctx, i.group, n)
 		}
 		if waiting := line.Reply(n); line.Err(n) == nil && waiting.Type == resp.TypeInteger {
 			node.Waiting = int(waiting.Int)

@@ -5,9 +5,10 @@
 //
 // # Concurrency
 //
-// There is nothing to call: the package holds constants only.
+// It holds constants, and functions that only build names from their
+// arguments: all are safe for concurrent use.
 //
 // # Errors
 //
-// There is nothing to call, so nothing fails.
+// Building a name cannot fail.
 package naming

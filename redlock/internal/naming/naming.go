@@ -36,6 +36,11 @@ const (
 // in milliseconds. It has no TTL.
 const EpochKey = "lockmux:epoch"
 
+// ClusterEpochKey returns the key of the epoch marker of the master of a
+// Redis Cluster node that the hash tag tag routes to: each master keeps
+// its own.
+func ClusterEpochKey(tag string) string { return EpochKey + ":{" + tag + "}" }
+
 // ReleasedChannelPrefix starts the pub/sub channel on which the release
 // script announces that a key is free; the key follows it.
 const ReleasedChannelPrefix = "lockmux:released:"
