@@ -1,6 +1,7 @@
 package mux
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,7 +29,6 @@ const maxRedirects = 5
 // sending the command again where it points (after ASKING for an ASK).
 // Concurrent callers still share each master's one connection.
 type cluster struct {
-	node        int
 	address     conn.Address
 	name        string
 	options     Options
@@ -54,19 +54,17 @@ type slotMap struct {
 	hostPorts []string
 }
 
-func newCluster(node int, address conn.Address, options Options) (*cluster, error) {
-	c := &cluster{node: node, address: address, name: address.String(), options: options, servers: make(map[string]*conn.Conn)}
-	c.connOptions = options.connOptions()
+// newCluster returns member node, the cluster at address.
+func newCluster(node int, address conn.Address, options Options) *cluster {
+	c := &cluster{address: address, name: address.String(), options: options, servers: make(map[string]*conn.Conn)}
+	c.connOptions = options.connOptions(node)
 	if c.connOptions.Username == "" {
 		c.connOptions.Username = address.Username
 	}
 	if c.connOptions.Password == "" {
 		c.connOptions.Password = address.Password
 	}
-	if onConnect := options.OnConnect; onConnect != nil {
-		c.connOptions.OnConnect = func(server, runID string) { onConnect(node, server, runID) }
-	}
-	return c, nil
+	return c
 }
 
 // serverURL returns the address of one server of the cluster, in the form
@@ -76,6 +74,16 @@ func (c *cluster) serverURL(hostPort string) string {
 		return "rediss://" + hostPort
 	}
 	return "redis://" + hostPort
+}
+
+// passingConn returns a connection of its own to the server at hostPort,
+// for one exchange (an ASK, a reading of the slot map), which the caller
+// closes: it loads no scripts, and its handshake is not the member's
+// (OnConnect).
+func (c *cluster) passingConn(hostPort string) (*conn.Conn, error) {
+	options := c.connOptions
+	options.OnConnect, options.Scripts, options.AskPersistence = nil, nil, false
+	return conn.New(c.serverURL(hostPort), options)
 }
 
 // server returns the connection to the master at hostPort, made on first
@@ -230,11 +238,7 @@ func (c *cluster) firstSlots(command []byte, deadline time.Time) (*conn.Conn, er
 		c.readSlotsInBackground()
 		return nil, errors.New("the last reading failed")
 	}
-	timeout := c.options.DialTimeout
-	if timeout == 0 {
-		timeout = conn.DefaultDialTimeout
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), minTime(deadline, time.Now().Add(timeout)))
+	ctx, cancel := context.WithDeadline(context.Background(), minTime(deadline, time.Now().Add(c.options.dialTimeout())))
 	defer cancel()
 	if _, err := c.readSlots(ctx); err != nil {
 		return nil, err
@@ -309,9 +313,7 @@ func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
 // of its own, which it returns for the caller to close once the reply
 // came; nil when it failed the call.
 func (c *cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *conn.Conn {
-	options := c.connOptions
-	options.OnConnect = nil // a passing connection: the master's own reports
-	private, err := conn.New(c.serverURL(hostPort), options)
+	private, err := c.passingConn(hostPort)
 	if err != nil {
 		call.Fail(fmt.Errorf("mux: %s: asked to %s: %w", c.name, hostPort, err))
 		return nil
@@ -374,18 +376,12 @@ func parseRedirect(text []byte) (redirect, bool) {
 	default:
 		return r, false
 	}
-	slot, hostPort, ok := cutSpace(rest)
+	slot, hostPort, ok := bytes.Cut(rest, []byte(" "))
 	if !ok {
 		return r, false
 	}
-	r.slot = 0
-	for _, b := range slot {
-		if b < '0' || b > '9' || r.slot >= SlotCount {
-			return r, false
-		}
-		r.slot = r.slot*10 + int(b-'0')
-	}
-	if len(slot) == 0 || r.slot >= SlotCount {
+	var err error
+	if r.slot, err = strconv.Atoi(string(slot)); err != nil || r.slot < 0 || r.slot >= SlotCount || slot[0] == '+' {
 		return r, false
 	}
 	host, port, err := net.SplitHostPort(string(hostPort))
@@ -396,22 +392,16 @@ func parseRedirect(text []byte) (redirect, bool) {
 	return r, true
 }
 
-func cutSpace(b []byte) (before, after []byte, ok bool) {
-	for i, c := range b {
-		if c == ' ' {
-			return b[:i], b[i+1:], true
-		}
-	}
-	return nil, nil, false
-}
-
-// masterTags returns, per master of the slot map (nil before it is read),
-// a hash tag that routes to that master: a key that holds "{tag}" goes to
-// it.
-func (c *cluster) masterTags() []string {
+// masterTags returns, per master of the slot map, read first if it was
+// not yet, a hash tag that routes to that master: a key that holds "{tag}"
+// goes to it.
+func (c *cluster) masterTags(ctx context.Context) ([]string, error) {
 	slots := c.slots.Load()
 	if slots == nil {
-		return nil
+		var err error
+		if slots, err = c.readSlots(ctx); err != nil {
+			return nil, err
+		}
 	}
 	tags := make([]string, len(slots.masters))
 	found := 0
@@ -425,5 +415,5 @@ func (c *cluster) masterTags() []string {
 			}
 		}
 	}
-	return tags
+	return tags, nil
 }

@@ -29,11 +29,7 @@ func (c *cluster) readSlotsInBackground() {
 	}
 	go func() {
 		defer c.background.Store(false)
-		timeout := c.options.DialTimeout
-		if timeout == 0 {
-			timeout = conn.DefaultDialTimeout
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*c.options.dialTimeout())
 		defer cancel()
 		c.readSlots(ctx) // a failure leaves the map as it was: the next use asks again
 	}()
@@ -108,9 +104,7 @@ func (c *cluster) mapOf(ranges []slotRange) (*slotMap, error) {
 // master serves which slots: CLUSTER SHARDS, or CLUSTER SLOTS where the
 // node does not know it (Redis 6).
 func (c *cluster) askSlots(ctx context.Context, hostPort string) ([]slotRange, error) {
-	options := c.connOptions
-	options.OnConnect, options.Scripts, options.AskPersistence = nil, nil, false
-	probe, err := conn.New(c.serverURL(hostPort), options)
+	probe, err := c.passingConn(hostPort)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package mux_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -126,7 +125,7 @@ func TestClusterMemberReadsItsMapAtFirstUse(t *testing.T) {
 	t.Cleanup(func() { group.Close() })
 	assert.Equal(t, "OK", setOnce(t, group, group.NewRound(), "first", "use"))
 
-	down, err := mux.New([]string{"redis-cluster://" + closedPort(t)}, mux.Options{DialTimeout: time.Second})
+	down, err := mux.New([]string{"redis-cluster://" + redistest.ClosedAddress(t)}, mux.Options{DialTimeout: time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { down.Close() })
 	round := down.NewRound()
@@ -137,14 +136,4 @@ func TestClusterMemberReadsItsMapAtFirstUse(t *testing.T) {
 		require.ErrorIs(t, round.Err(0), mux.ErrNotConnected)
 		assert.Contains(t, round.Err(0).Error(), want)
 	}
-}
-
-// closedPort returns a loopback address where nothing listens.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	address := listener.Addr().String()
-	require.NoError(t, listener.Close())
-	return address
 }

@@ -83,12 +83,7 @@ func (g *Group) MasterTags(ctx context.Context, i int) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	if cluster.slots.Load() == nil {
-		if _, err := cluster.readSlots(ctx); err != nil {
-			return nil, err
-		}
-	}
-	return cluster.masterTags(), nil
+	return cluster.masterTags(ctx)
 }
 
 // SentinelReport is what one sentinel says of its master: conn's type,

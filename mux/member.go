@@ -42,11 +42,7 @@ func newMember(node int, address string, options Options) (member, error) {
 		return nil, err
 	}
 	if parsed.Cluster {
-		return newCluster(node, parsed, options)
+		return newCluster(node, parsed, options), nil
 	}
-	connOptions := options.connOptions()
-	if onConnect := options.OnConnect; onConnect != nil {
-		connOptions.OnConnect = func(server, runID string) { onConnect(node, server, runID) }
-	}
-	return conn.New(address, connOptions)
+	return conn.New(address, options.connOptions(node))
 }

@@ -74,8 +74,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// connOptions returns the options of one connection.
-func (o Options) connOptions() conn.Options {
+// dialTimeout returns DialTimeout, or its default.
+func (o Options) dialTimeout() time.Duration {
+	if o.DialTimeout == 0 {
+		return conn.DefaultDialTimeout
+	}
+	return o.DialTimeout
+}
+
+// connOptions returns the options of one connection of member node.
+func (o Options) connOptions(node int) conn.Options {
 	options := conn.Options{
 		Username:       o.Username,
 		Password:       o.Password,
@@ -89,6 +97,9 @@ func (o Options) connOptions() conn.Options {
 	}
 	for _, script := range o.Scripts {
 		options.Scripts = append(options.Scripts, script.script)
+	}
+	if onConnect := o.OnConnect; onConnect != nil {
+		options.OnConnect = func(server, runID string) { onConnect(node, server, runID) }
 	}
 	if onUnfinished := o.OnUnfinished; onUnfinished != nil {
 		options.OnUnfinished = func(address string, unfinished conn.Unfinished) {

@@ -59,17 +59,10 @@ func (g *Group) Do(ctx context.Context, node int, requests ...*Request) error {
 		return fmt.Errorf("mux: %s: %w", g.nodes[node].Address(), err)
 	}
 	server := g.nodes[node]
-	if cluster, ok := server.(*cluster); ok && cluster.slots.Load() == nil {
-		// A connection dials when a request is sent to it, and the request
-		// waits for the dial; a cluster member reads its slot map first,
-		// as its connections' dial.
-		if _, err := cluster.readSlots(ctx); err != nil {
-			return err
-		}
-	}
+	cluster, _ := server.(*cluster)
 	deadline := time.Now().Add(g.options.RequestTimeout)
 	for _, request := range requests {
-		if cluster, ok := server.(*cluster); ok && request.routeAs != "" {
+		if cluster != nil && request.routeAs != "" {
 			cluster.sendTo(cluster.routeKey(request.routeAs), &request.call, deadline)
 			continue
 		}

@@ -109,7 +109,7 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 			})
 			continue
 		}
-		connOptions := g.options.connOptions()
+		connOptions := g.options.connOptions(i)
 		connOptions.Scripts = nil
 		connOptions.OnConnect, connOptions.OnUnfinished = nil, nil
 		// Only the server's goroutine dials, so that a connection tracks

@@ -6,23 +6,28 @@ import (
 	"github.com/lockmux/lockmux/mux"
 )
 
-// sameSlot returns why keys, which one lock writes together in one script
-// per node, cannot be written together on a node that is a Redis Cluster:
-// they do not share a hash slot, and a script's keys must. It returns nil
+// sameSlot returns why the keys of keySets, which one lock writes together
+// in one script per node, cannot be written together on a node that is a
+// Redis Cluster: they do not share a hash slot, and a script's keys must. It returns nil
 // when no node is a cluster, or when they do share one. The keys a lock
 // writes next to its own (a fence counter, a fair lock's line, a
 // read/write lock's readers, a semaphore's permits) add a suffix to its
 // key or name: they share its slot when it holds a hash tag.
-func (c *Client) sameSlot(keys ...string) error {
-	if !c.hasCluster || len(keys) < 2 {
+func (c *Client) sameSlot(keySets ...[]string) error {
+	if !c.hasCluster {
 		return nil
 	}
-	slot := mux.Slot(keys[0])
-	for _, key := range keys[1:] {
-		if other := mux.Slot(key); other != slot {
-			return fmt.Errorf("%w: a node is a Redis Cluster, and the keys a lock writes together must share a hash slot: "+
-				"%q (slot %d) and %q (slot %d) do not; name the resource in a hash tag, as in {orders:1}, in every key "+
-				"(the fence counter, line, readers and permits add a suffix to it)", ErrInvalidOptions, keys[0], slot, key, other)
+	first, slot := "", -1
+	for _, keys := range keySets {
+		for _, key := range keys {
+			switch other := mux.Slot(key); {
+			case slot < 0:
+				first, slot = key, other
+			case other != slot:
+				return fmt.Errorf("%w: a node is a Redis Cluster, and the keys a lock writes together must share a hash slot: "+
+					"%q (slot %d) and %q (slot %d) do not; name the resource in a hash tag, as in {orders:1}, in every key "+
+					"(the fence counter, line, readers and permits add a suffix to it)", ErrInvalidOptions, first, slot, key, other)
+			}
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -103,7 +102,7 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 		m.kind = kindFair
 		m.guards = []string{key + naming.QueueKeySuffix, key + naming.AliveKeySuffix, key + naming.TicketsKeySuffix}
 	}
-	if m.err = c.sameSlot(slices.Concat(m.keys, m.fenceKeys, m.guards)...); m.err != nil {
+	if m.err = c.sameSlot(m.keys, m.fenceKeys, m.guards); m.err != nil {
 		return m
 	}
 	a := &m.acquisition

@@ -5,12 +5,12 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/epoch"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -156,7 +156,7 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 		wait = c.options.NodeTimeout
 	}
 	roundOf := make([]*mux.Round, len(q.nodes))
-	var clusters []int // the cluster nodes to ask, master by master
+	byMaster := make([]bool, len(q.nodes)) // the cluster nodes to ask, master by master (askMasters)
 	for node := range q.nodes {
 		durable := c.group.FsyncAlways(node) && !c.group.ServedBySentinel(node)
 		roundOf[node] = rounds[0]
@@ -164,9 +164,7 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 			roundOf[node] = rounds[1]
 		}
 		asked := !pendingOnly || (q.nodes[node].pending.Load() && c.group.Connected(node))
-		if asked && c.group.IsCluster(node) {
-			clusters = append(clusters, node)
-		}
+		byMaster[node] = asked && c.group.IsCluster(node)
 		for _, round := range rounds {
 			if round != roundOf[node] || !asked || c.group.IsCluster(node) {
 				round.Skip(node)
@@ -187,10 +185,10 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 	errs := make([]error, len(q.nodes))
 	for node := range q.nodes {
 		var reply resp.Value
-		var masters map[string]int64 // a cluster node's masters' ages, in nanoseconds
+		var masters map[string]time.Duration // a cluster node's masters' marker ages
 		round := roundOf[node]
 		switch {
-		case slices.Contains(clusters, node):
+		case byMaster[node]:
 			reply, masters, errs[node] = q.askMasters(ctx, node, action)
 		case !round.Sent(node):
 			errs[node] = fmt.Errorf("%w: not connected", ErrNodeUnreachable)
@@ -212,10 +210,11 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 			// the quarantine from start ends it no sooner than the node's.
 			n.until.Store(int64(start.Sub(q.origin) + q.threshold - age))
 			if masters != nil {
+				untils := make(map[string]int64, len(masters))
 				for server, age := range masters {
-					masters[server] = int64(start.Sub(q.origin) + q.threshold - time.Duration(age))
+					untils[server] = int64(start.Sub(q.origin) + q.threshold - age)
 				}
-				n.masters.Store(&masters)
+				n.masters.Store(&untils)
 			}
 			if n.pending.Swap(false) {
 				q.pending.Add(-1)
@@ -229,38 +228,29 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 }
 
 // askMasters runs the epoch script with action on every master of node, a
-// Redis Cluster, each on a marker of its own (epochKey, then a hash tag
-// that routes to that master). It answers as one node would, with the age
-// of the youngest marker, and gives each master's age, in nanoseconds, by
-// the address of the server that answered: a failover or a flush of one
+// Redis Cluster, each on a marker of its own. It answers as one node
+// would, with the age of the youngest marker, and gives each master's age
+// by the address of the server that answered: a failover or a flush of one
 // master keeps that master's shard out. A master that does not answer
 // makes the node's verdict unknown.
-func (q *quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, map[string]int64, error) {
-	c := q.client
-	tags, err := c.group.MasterTags(ctx, node)
+func (q *quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, map[string]time.Duration, error) {
+	requests, err := epoch.AskMasters(ctx, q.client.group, node, epochLua.Source(), action, "")
 	if err != nil {
-		return resp.Value{}, nil, fmt.Errorf("%w: the cluster's masters are not known: %w", ErrNodeUnreachable, err)
-	}
-	requests := make([]*mux.Request, len(tags))
-	for i, tag := range tags {
-		requests[i] = mux.NewRequest("EVAL", epochLua.Source(), "1", naming.ClusterEpochKey(tag), action, "")
-	}
-	if err := c.group.Do(ctx, node, requests...); err != nil {
 		return resp.Value{}, nil, fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
 	}
 	youngest := resp.Value{}
-	masters := make(map[string]int64, len(requests))
+	ages := make(map[string]time.Duration, len(requests))
 	for _, request := range requests {
 		reply := request.Reply()
 		if reply.IsError() || reply.Type != resp.TypeInteger || reply.Int < 0 {
 			return reply.Clone(), nil, nil
 		}
-		masters[request.Server()] = int64(time.Duration(reply.Int) * time.Millisecond)
+		ages[request.Server()] = time.Duration(reply.Int) * time.Millisecond
 		if youngest.Type != resp.TypeInteger || reply.Int < youngest.Int {
 			youngest = reply
 		}
 	}
-	return youngest, masters, nil
+	return youngest, ages, nil
 }
 
 // markerWatchTag is the tag of the armings of the epoch markers: the

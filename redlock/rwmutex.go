@@ -70,7 +70,7 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 	case options.Token != "":
 		err = invalidOption("MutexOptions.Token", options.Token, "is set: a read hold and a write hold cannot share a token")
 	default:
-		err = c.sameSlot(writerKey, readersKey, waitingKey)
+		err = c.sameSlot([]string{writerKey, readersKey, waitingKey})
 	}
 	for _, m := range []*Mutex{rw.writer, rw.reader} {
 		if m.err == nil {

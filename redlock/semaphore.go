@@ -97,7 +97,7 @@ func (c *Client) NewSemaphore(name string, limit int, options MutexOptions) *Sem
 	for _, slot := range s.slots[1:] {
 		waiting.Keys = append(waiting.Keys, slot.key)
 	}
-	if s.err = c.sameSlot(append([]string{s.slots[0].key}, waiting.Keys...)...); s.err != nil {
+	if s.err = c.sameSlot([]string{s.slots[0].key}, waiting.Keys); s.err != nil {
 		return s // one script tries several permits at once
 	}
 	s.waiter = newMutex(c, s.slots[0].key, waiting)

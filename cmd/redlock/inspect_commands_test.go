@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,16 +11,6 @@ import (
 
 	"github.com/lockmux/lockmux/internal/redistest"
 )
-
-// closedAddress returns a loopback address where nothing listens.
-func closedAddress(t *testing.T) string {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	address := listener.Addr().String()
-	require.NoError(t, listener.Close())
-	return address
-}
 
 // status --semaphore shows each permit: held by a quorum, with the
 // holder's token, or not; and exits with 0 only when every permit is held.
@@ -142,7 +131,7 @@ func TestStatusOnAKnownState(t *testing.T) {
 		assert.Contains(t, result.stdout, "on 2 of 5 nodes, short of the quorum 3")
 	})
 	t.Run("too few nodes answer", func(t *testing.T) {
-		down := strings.Join([]string{servers[0].Addr(), servers[1].Addr(), closedAddress(t), closedAddress(t), closedAddress(t)}, ",")
+		down := strings.Join([]string{servers[0].Addr(), servers[1].Addr(), redistest.ClosedAddress(t), redistest.ClosedAddress(t), redistest.ClosedAddress(t)}, ",")
 		result := invoke(t, map[string]string{addressesVariable: down}, "status", "held")
 		assert.Equal(t, exitUnavailable, result.status)
 		assert.Contains(t, result.stdout, "only 2 of 5 nodes answered")
@@ -176,7 +165,7 @@ func TestScanOnAKnownState(t *testing.T) {
 		assert.Contains(t, result.stdout, "no key without a TTL")
 	})
 	t.Run("a node down", func(t *testing.T) {
-		result := invoke(t, map[string]string{addressesVariable: addresses + "," + closedAddress(t)}, "scan", "--match", "locks:a*")
+		result := invoke(t, map[string]string{addressesVariable: addresses + "," + redistest.ClosedAddress(t)}, "scan", "--match", "locks:a*")
 		assert.Equal(t, exitUnavailable, result.status)
 		assert.Contains(t, result.stdout, "1 of 4 nodes could not be scanned completely")
 	})
@@ -197,7 +186,7 @@ func TestDoctorCommand(t *testing.T) {
 	assert.Equal(t, exitFailed, result.status, "--strict fails on warnings")
 
 	port := servers[0].Addr()[strings.LastIndexByte(servers[0].Addr(), ':')+1:]
-	result = invoke(t, map[string]string{addressesVariable: servers[0].Addr() + ",localhost:" + port + "," + closedAddress(t)}, "doctor")
+	result = invoke(t, map[string]string{addressesVariable: servers[0].Addr() + ",localhost:" + port + "," + redistest.ClosedAddress(t)}, "doctor")
 	assert.Equal(t, exitFailed, result.status)
 	assert.Regexp(t, `fail\s+run_id\s+the same server`, result.stdout)
 	assert.Regexp(t, `fail\s+reachable\s+cannot reach the node`, result.stdout)

@@ -114,7 +114,7 @@ func TestRunExitStatuses(t *testing.T) {
 	t.Cleanup(func() { holder.Close() })
 	held := holder.NewMutex("held", redlock.MutexOptions{TTL: time.Minute})
 	require.NoError(t, held.Lock(context.Background()))
-	down := closedAddress(t) + "," + closedAddress(t) + "," + closedAddress(t)
+	down := redistest.ClosedAddress(t) + "," + redistest.ClosedAddress(t) + "," + redistest.ClosedAddress(t)
 
 	tests := []struct {
 		name      string

@@ -3,6 +3,7 @@ package redistest
 import (
 	"fmt"
 	"net"
+	"testing"
 )
 
 // loopbackHost is the only address the servers of this package listen on.
@@ -30,4 +31,15 @@ func freePort() (int, error) {
 // hostPort returns "127.0.0.1:port".
 func hostPort(port int) string {
 	return net.JoinHostPort(loopbackHost, fmt.Sprint(port))
+}
+
+// ClosedAddress returns a loopback "host:port" where nothing listens, for
+// a test of a node that is down: a port that was free a moment ago.
+func ClosedAddress(t testing.TB) string {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hostPort(port)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/epoch"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -412,31 +413,13 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 	}
 }
 
-// clusterEpochScript returns the age of a master's epoch marker in
-// milliseconds, or -1 when it is missing or was written by another server
-// process. It only reads.
-const clusterEpochScript = `local marker = redis.call("GET", KEYS[1])
-local id, written = string.match(marker or "", "^(%w+) (%d+)( ?%a*)$")
-if id ~= string.match(redis.call("INFO", "server"), "run_id:(%w+)") or not written then
-  return -1
-end
-local t = redis.call("TIME")
-return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(written)`
-
 // checkClusterEpochs is checkEpoch for a Redis Cluster node, whose masters
 // each keep an epoch marker of their own: a master without one of its own
 // server process, or with a young one, keeps its shard out of the locks of
 // a client that quarantines.
 func (f nodeFacts) checkClusterEpochs(ctx context.Context, longestTTL time.Duration) Finding {
-	tags, err := f.group.MasterTags(ctx, f.node)
+	requests, err := epoch.AskMasters(ctx, f.group, f.node, epoch.AgeScript)
 	if err != nil {
-		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("cannot read the epoch markers of the cluster's masters: %v", err)}
-	}
-	requests := make([]*mux.Request, len(tags))
-	for i, tag := range tags {
-		requests[i] = mux.NewRequest("EVAL", clusterEpochScript, "1", naming.ClusterEpochKey(tag))
-	}
-	if err := f.group.Do(ctx, f.node, requests...); err != nil {
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("cannot read the epoch markers of the cluster's masters: %v", err)}
 	}
 	var out []string
@@ -457,5 +440,5 @@ func (f nodeFacts) checkClusterEpochs(ctx context.Context, longestTTL time.Durat
 			"redlock trust-nodes --force, and only those", longestTTL)}
 	}
 	return Finding{CheckEpoch, SeverityOK, fmt.Sprintf("the epoch markers of the %d master(s) are older than the longest TTL (%v): "+
-		"every shard votes", len(tags), longestTTL)}
+		"every shard votes", len(requests), longestTTL)}
 }

@@ -2,7 +2,6 @@ package doctor_test
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,10 +138,7 @@ func TestDoctorDuplicateAddressFails(t *testing.T) {
 }
 
 func TestDoctorUnreachableNodeFails(t *testing.T) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	address := listener.Addr().String()
-	require.NoError(t, listener.Close())
+	address := redistest.ClosedAddress(t)
 
 	reports, err := doctor.Run(doctorContext(t), []string{address}, redlock.Options{DialTimeout: time.Second}, doctor.Options{})
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"testing"
 	"time"
@@ -17,16 +16,6 @@ import (
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/redlock/inspect"
 )
-
-// closedAddress returns a loopback address where nothing listens.
-func closedAddress(t *testing.T) string {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	address := listener.Addr().String()
-	require.NoError(t, listener.Close())
-	return address
-}
 
 // newInspector returns an Inspector over addresses, closed when the test
 // ends.
@@ -90,7 +79,7 @@ func TestStatusWithoutQuorum(t *testing.T) {
 	servers, addresses := inspectNodes(t, 3)
 	require.Equal(t, "OK", servers[0].Do(t, "SET", "k", "token-one", "PX", "60000"))
 	require.Equal(t, "OK", servers[1].Do(t, "SET", "k", "token-two", "PX", "60000"))
-	addresses = append(addresses, closedAddress(t), closedAddress(t))
+	addresses = append(addresses, redistest.ClosedAddress(t), redistest.ClosedAddress(t))
 
 	status, err := newInspector(t, addresses...).Status(context.Background(), "k")
 	require.NoError(t, err)
@@ -154,7 +143,7 @@ func TestScanListsKeysAndLeaks(t *testing.T) {
 		require.Equal(t, "OK", server.Do(t, "SET", "locks:x:lockmux-fence", "42"))
 		require.Equal(t, "OK", server.Do(t, "SET", "other", "token", "PX", "60000"))
 	}
-	addresses = append(addresses, closedAddress(t))
+	addresses = append(addresses, redistest.ClosedAddress(t))
 
 	nodes, err := newInspector(t, addresses...).Scan(context.Background(), "locks:*")
 	require.NoError(t, err)

@@ -8,38 +8,17 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/epoch"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
-
-// epochAgeScript returns the age of the node's epoch marker in
-// milliseconds, or -1 when it is missing or was written by another server
-// process. It only reads.
-const epochAgeScript = `local marker = redis.call("GET", KEYS[1])
-if not marker then
-  return -1
-end
-local id, written = string.match(marker, "^(%w+) (%d+)( ?%a*)$")
-local run_id = string.match(redis.call("INFO", "server"), "run_id:(%w+)")
-if id ~= run_id or not written then
-  return -1
-end
-local t = redis.call("TIME")
-return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(written)`
 
 // clusterEpochAge returns the age of the youngest epoch marker of the
 // masters of node, a Redis Cluster (each keeps its own), or -1 when one of
 // them has none of its server process or does not answer.
 func clusterEpochAge(ctx context.Context, group *mux.Group, node int) time.Duration {
-	tags, err := group.MasterTags(ctx, node)
-	if err != nil || len(tags) == 0 {
-		return -1
-	}
-	requests := make([]*mux.Request, len(tags))
-	for i, tag := range tags {
-		requests[i] = mux.NewRequest("EVAL", epochAgeScript, "1", naming.ClusterEpochKey(tag))
-	}
-	if group.Do(ctx, node, requests...) != nil {
+	requests, err := epoch.AskMasters(ctx, group, node, epoch.AgeScript)
+	if err != nil || len(requests) == 0 {
 		return -1
 	}
 	youngest := time.Duration(-1)
@@ -150,13 +129,13 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 		return LockStatus{}, ErrClosed
 	}
 	deadline := time.Now().Add(timeout)
-	values, ttls, fences, line, epoch := i.group.NewRound(), i.group.NewRound(), i.group.NewRound(), i.group.NewRound(), i.group.NewRound()
+	values, ttls, fences, line, markers := i.group.NewRound(), i.group.NewRound(), i.group.NewRound(), i.group.NewRound(), i.group.NewRound()
 	values.SetCommand("GET", key)
 	ttls.SetCommand("PTTL", key)
 	fences.SetCommand("GET", key+naming.FenceKeySuffix)
 	line.SetCommand("EVAL", liveWaitersScript, "2", key+naming.QueueKeySuffix, key+naming.AliveKeySuffix)
-	epoch.SetCommand("EVAL", epochAgeScript, "1", naming.EpochKey)
-	rounds := []*mux.Round{values, ttls, fences, line, epoch}
+	markers.SetCommand("EVAL", epoch.AgeScript, "1", naming.EpochKey)
+	rounds := []*mux.Round{values, ttls, fences, line, markers}
 	for _, round := range rounds {
 		i.group.Send(round, deadline)
 	}
@@ -195,7 +174,7 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 			node.Fence, _ = strconv.ParseInt(string(fence.Str), 10, 64)
 		}
 		node.EpochAge = -1
-		if age := epoch.Reply(n); epoch.Err(n) == nil && age.Type == resp.TypeInteger && age.Int >= 0 {
+		if age := markers.Reply(n); markers.Err(n) == nil && age.Type == resp.TypeInteger && age.Int >= 0 {
 			node.EpochAge = time.Duration(age.Int) * time.Millisecond
 		}
 		if i.group.IsCluster(n) {
