@@ -25,7 +25,9 @@ const maxRedirects = 5
 // commands to any master. The slot map comes from CLUSTER SHARDS (CLUSTER
 // SLOTS on Redis 6), asked of the masters it knows and of the seeds of its
 // address; a MOVED reply updates the slot and makes the map read again,
-// and a MOVED or ASK reply is followed, at most maxRedirects times, by
+// and so does a master that cannot be reached (a crashed master's replica
+// takes its slots without a MOVED from anyone), and a MOVED or ASK reply
+// is followed, at most maxRedirects times, by
 // sending the command again where it points (after ASKING for an ASK).
 // Concurrent callers still share each master's one connection.
 type cluster struct {
@@ -44,6 +46,7 @@ type cluster struct {
 	stale      atomic.Bool  // a MOVED said the map is out of date
 	background atomic.Bool  // a goroutine of readSlotsInBackground is at it
 	mapFailed  atomic.Int64 // when the last reading of the map failed, in Unix nanoseconds; 0 after a success
+	rechecked  atomic.Int64 // when a master last could not be reached, in Unix nanoseconds (see unreachable)
 }
 
 // slotMap says which master serves each slot, and lists the masters and
@@ -153,7 +156,29 @@ func (c *cluster) Connect(ctx context.Context) error {
 		wait.Go(func() { errs[i] = master.Connect(ctx) })
 	}
 	wait.Wait()
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err != nil {
+		c.unreachable()
+	}
+	return err
+}
+
+// mapRecheckDelay is the least time between two readings of the slot map
+// after masters that could not be reached (see unreachable).
+const mapRecheckDelay = 200 * time.Millisecond
+
+// unreachable has the slot map read again in the background, at most once
+// every mapRecheckDelay, after a master could not be reached: it may have
+// failed, and a replica taken its slots, which nobody tells with a MOVED
+// (the master is gone) until the map is read again.
+func (c *cluster) unreachable() {
+	now := time.Now().UnixNano()
+	last := c.rechecked.Load()
+	if now-last < int64(mapRecheckDelay) || !c.rechecked.CompareAndSwap(last, now) {
+		return
+	}
+	c.stale.Store(true)
+	c.readSlotsInBackground()
 }
 
 // Close closes the connection to every master the cluster reached.
@@ -281,6 +306,9 @@ func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
 			return // not sent (see Send)
 		}
 		sentOn.Wait(ctx, call)
+		if call.Err != nil && !call.Abandoned() {
+			c.unreachable()
+		}
 		if call.Err != nil || call.Abandoned() || call.Reply.Type != resp.TypeError {
 			return
 		}

@@ -3,6 +3,7 @@ package mux_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -136,4 +137,33 @@ func TestClusterMemberReadsItsMapAtFirstUse(t *testing.T) {
 		require.ErrorIs(t, round.Err(0), mux.ErrNotConnected)
 		assert.Contains(t, round.Err(0).Error(), want)
 	}
+}
+
+// A master that crashes is replaced by its replica once the cluster fails
+// over, and nobody answers MOVED for its slots: the member reads its map
+// again when a master cannot be reached, and the slots' commands go to the
+// promoted replica. Until then, they fail as for a server that is down.
+func TestClusterMemberFollowsACrashFailover(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, true, redistest.Options{})
+	group, err := mux.New([]string{cluster.Address()}, mux.Options{DialTimeout: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { group.Close() })
+	round := group.NewRound()
+	key := "crashing"
+	crashed := slices.Index(cluster.Masters, cluster.MasterOf(mux.Slot(key)))
+	require.Equal(t, "OK", setOnce(t, group, round, key, "before"))
+
+	promoted := cluster.Crash(crashed)
+	var last error
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		round.SetCommand("SET", key, "after")
+		group.Send(round, time.Now().Add(5*time.Second))
+		require.NoError(t, group.Wait(context.Background(), round, nil))
+		if last = round.Err(0); last == nil {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the member still fails after the failover: %v", last)
+	}
+	assert.Equal(t, "OK", string(round.Reply(0).Str))
+	assert.Equal(t, "after", promoted.Do(t, "GET", key), "the promoted replica took the command")
 }

@@ -92,7 +92,16 @@ func (c *Cluster) Address() string {
 // WaitOK waits until every node says cluster_state:ok.
 func (c *Cluster) WaitOK() {
 	c.t.Helper()
+	c.waitOK(nil)
+}
+
+// waitOK waits until every node but gone says cluster_state:ok.
+func (c *Cluster) waitOK(gone *Server) {
+	c.t.Helper()
 	for _, server := range c.Servers() {
+		if server == gone {
+			continue
+		}
 		c.waitFor("the cluster's state to be ok", func() bool {
 			return strings.Contains(server.Do(c.t, "CLUSTER", "INFO"), "cluster_state:ok")
 		})
@@ -160,6 +169,19 @@ func (c *Cluster) Failover(i int) *Server {
 		return strings.HasPrefix(c.Masters[i].Do(c.t, "ROLE"), "[slave ")
 	})
 	c.WaitOK()
+	return replica
+}
+
+// Crash kills Masters[i] with SIGKILL and returns its replica once the
+// cluster has promoted it on its own (after the node timeout, 2 s) and
+// every server still running says cluster_state:ok: a master that fails
+// without a word to anyone.
+func (c *Cluster) Crash(i int) *Server {
+	c.t.Helper()
+	replica := c.Replicas[i]
+	c.Masters[i].Kill9()
+	c.waitFor("the replica to be promoted", func() bool { return strings.HasPrefix(replica.Do(c.t, "ROLE"), "[master ") })
+	c.waitOK(c.Masters[i])
 	return replica
 }
 
