@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,9 +40,10 @@ type cluster struct {
 
 	slots atomic.Pointer[slotMap] // nil until the first map is read
 
-	mu      sync.Mutex
-	servers map[string]*conn.Conn // "host:port" → the connection to that master
-	closed  bool
+	mu       sync.Mutex
+	servers  map[string]*conn.Conn // "host:port" → the connection to that master
+	closed   bool
+	watchers map[chan struct{}]bool // told of each change of the slot map (watchMap)
 	// reading is held by the goroutine that reads the slot map.
 	reading    sync.Mutex
 	stale      atomic.Bool  // a MOVED said the map is out of date
@@ -379,7 +382,9 @@ func (c *cluster) moved(slot int, target *conn.Conn) {
 	if slots := c.slots.Load(); slots != nil && slots.owner[slot] != target {
 		updated := *slots
 		updated.owner[slot] = target
-		c.slots.CompareAndSwap(slots, &updated)
+		if c.slots.CompareAndSwap(slots, &updated) {
+			c.mapChanged()
+		}
 	}
 	c.stale.Store(true)
 	c.readSlotsInBackground()
@@ -444,4 +449,80 @@ func (c *cluster) masterTags(ctx context.Context) ([]string, error) {
 		}
 	}
 	return tags, nil
+}
+
+// hostPortOf returns the address ("host:port") of the master of slot, of
+// any master for anySlot or a slot without one, or "" when the slot map is
+// not known yet.
+func (c *cluster) hostPortOf(slot int) string {
+	master := c.routeSlot(slot)
+	if master == nil {
+		return ""
+	}
+	slots := c.slots.Load()
+	for i, candidate := range slots.masters {
+		if candidate == master {
+			return slots.hostPorts[i]
+		}
+	}
+	// A MOVED put a master in the map that the last reading did not list.
+	for hostPort, server := range c.serversSnapshot() {
+		if server == master {
+			return hostPort
+		}
+	}
+	return ""
+}
+
+// serversSnapshot returns a copy of the connections to the masters.
+func (c *cluster) serversSnapshot() map[string]*conn.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.servers)
+}
+
+// isMaster reports whether the slot map names the server at hostPort the
+// master of a slot.
+func (c *cluster) isMaster(hostPort string) bool {
+	slots := c.slots.Load()
+	if slots == nil {
+		return false
+	}
+	if slices.Contains(slots.hostPorts, hostPort) {
+		return true
+	}
+	c.mu.Lock()
+	server := c.servers[hostPort]
+	c.mu.Unlock()
+	return server != nil && slices.Contains(slots.owner[:], server)
+}
+
+// watchMap returns a channel that receives a value after the slot map
+// changed (one value waits at most), and the function that ends the
+// watch.
+func (c *cluster) watchMap() (<-chan struct{}, func()) {
+	changes := make(chan struct{}, 1)
+	c.mu.Lock()
+	if c.watchers == nil {
+		c.watchers = make(map[chan struct{}]bool)
+	}
+	c.watchers[changes] = true
+	c.mu.Unlock()
+	return changes, func() {
+		c.mu.Lock()
+		delete(c.watchers, changes)
+		c.mu.Unlock()
+	}
+}
+
+// mapChanged tells the watchers of the slot map that it changed.
+func (c *cluster) mapChanged() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for changes := range c.watchers {
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	}
 }

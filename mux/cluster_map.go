@@ -70,7 +70,9 @@ func (c *cluster) readSlots(ctx context.Context) (*slotMap, error) {
 			return nil, err
 		}
 		c.stale.Store(false)
-		c.slots.Store(slots)
+		if old := c.slots.Swap(slots); old == nil || old.owner != slots.owner {
+			c.mapChanged()
+		}
 		c.mapFailed.Store(0)
 		return slots, nil
 	}

@@ -1,6 +1,9 @@
 package mux
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // SlotCount is the number of hash slots of a Redis Cluster.
 const SlotCount = 16384
@@ -138,3 +141,24 @@ func lengthLine(b []byte) (int, []byte, bool) {
 	}
 	return n, b[i+2:], true
 }
+
+// SlotTag returns a hash tag of slot: every key that holds "{" +
+// SlotTag(slot) + "}" is in slot. The tag is the smallest number, in
+// decimal, whose slot is slot, the same in every process: clients that
+// name a channel or a key after a slot agree on its name.
+func SlotTag(slot int) string { return strconv.FormatUint(uint64(slotTags()[slot]), 10) }
+
+// slotTags holds, per slot, the smallest number whose decimal digits hash
+// to it; every slot has one below 110 000.
+var slotTags = sync.OnceValue(func() *[SlotCount]uint32 {
+	var tags [SlotCount]uint32
+	var seen [SlotCount]bool
+	var digits [10]byte
+	for n, found := uint32(0), 0; found < SlotCount; n++ {
+		if slot := slotOf(strconv.AppendUint(digits[:0], uint64(n), 10)); !seen[slot] {
+			tags[slot], seen[slot] = n, true
+			found++
+		}
+	}
+	return &tags
+})

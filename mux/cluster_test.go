@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
 )
 
 // clusterGroup starts a cluster of three masters and returns a connected
@@ -166,4 +167,105 @@ func TestClusterMemberFollowsACrashFailover(t *testing.T) {
 	}
 	assert.Equal(t, "OK", string(round.Reply(0).Str))
 	assert.Equal(t, "after", promoted.Do(t, "GET", key), "the promoted replica took the command")
+}
+
+// shardSubscriber subscribes a cluster member, node 0 of group, to channel
+// with SSUBSCRIBE, on each OnConnect and after each SUNSUBSCRIBE push, as a
+// waiter that still waits does, and returns the Subscriber and a function
+// that waits for a push, rendered as "kind channel [message]".
+func shardSubscriber(t *testing.T, group *mux.Group, channel string) (*mux.Subscriber, func(want string)) {
+	subscribe := resp.AppendCommand(nil, "SSUBSCRIBE", channel)
+	pushes := make(chan string, 64)
+	ready := make(chan struct{}) // the handlers use s once it is set
+	var s *mux.Subscriber
+	s = group.Subscribe(mux.SubscribeOptions{
+		OnConnect: func(node int) {
+			<-ready
+			s.SendTo(node, subscribe)
+		},
+		OnPush: func(node int, push resp.Value) {
+			kind := string(push.Elems[0].Str)
+			if kind == "sunsubscribe" {
+				s.SendTo(node, subscribe)
+			}
+			message := kind + " " + string(push.Elems[1].Str)
+			if kind == "smessage" {
+				message += " " + string(push.Elems[2].Str)
+			}
+			pushes <- message
+		},
+		OnUnavailable: func(node int, err error) { t.Errorf("unavailable: %v", err) },
+	})
+	close(ready)
+	t.Cleanup(s.Close)
+	expect := func(want string) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case got := <-pushes:
+				if got == want {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %q", want)
+			}
+		}
+	}
+	expect("ssubscribe " + channel) // the first OnConnect dialled the slot's master, whose own subscribed
+	return s, expect
+}
+
+// A cluster member's push commands go to the master of their first
+// channel's slot, where sharded pub/sub lives: an SSUBSCRIBE is confirmed
+// by that master and hears its SPUBLISH. When the slot moves, the old
+// master ends the subscription (an SUNSUBSCRIBE push), the subscription
+// made again meets a MOVED, and the member makes its subscriptions again
+// on the new master (OnConnect), which then delivers.
+func TestClusterSubscriberFollowsTheSlot(t *testing.T) {
+	group, cluster := clusterGroup(t)
+	channel := "lockmux:released:{moving}x"
+	slot := mux.Slot(channel)
+	_, expect := shardSubscriber(t, group, channel)
+	from := cluster.MasterOf(slot)
+	from.Do(t, "SPUBLISH", channel, "one")
+	expect("smessage " + channel + " one")
+
+	to := cluster.Masters[0]
+	if to == from {
+		to = cluster.Masters[1]
+	}
+	cluster.MoveSlot(slot, to)
+	expect("sunsubscribe " + channel)
+	expect("ssubscribe " + channel)
+	to.Do(t, "SPUBLISH", channel, "two")
+	expect("smessage " + channel + " two")
+}
+
+// When the master of a subscription's slot crashes, the member reads its
+// map again, finds the replica promoted, and makes its subscriptions again
+// there.
+func TestClusterSubscriberFollowsACrashFailover(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, true, redistest.Options{})
+	group, err := mux.New([]string{cluster.Address()}, mux.Options{DialTimeout: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { group.Close() })
+	channel := "lockmux:released:{crashing}x"
+	_, expect := shardSubscriber(t, group, channel)
+	promoted := cluster.Crash(slices.Index(cluster.Masters, cluster.MasterOf(mux.Slot(channel))))
+	expect("ssubscribe " + channel)
+	promoted.Do(t, "SPUBLISH", channel, "after")
+	expect("smessage " + channel + " after")
+}
+
+// SlotTag gives every slot a hash tag of that slot, the smallest such
+// number, so that every process names a slot's channel alike.
+func TestSlotTag(t *testing.T) {
+	for slot := range mux.SlotCount {
+		if tag := mux.SlotTag(slot); mux.Slot("{"+tag+"}") != slot {
+			t.Fatalf("slot %d: the tag %q is of slot %d", slot, tag, mux.Slot("{"+tag+"}"))
+		}
+	}
+	assert.Equal(t, "0", mux.SlotTag(mux.Slot("0")))
+	assert.Equal(t, "1", mux.SlotTag(mux.Slot("1")))
 }

@@ -25,14 +25,16 @@
 // command to the master of its first key's slot (see [Slot]), keyless
 // commands to any master, and follows MOVED and ASK redirects inside the
 // member, at most five times ([ErrRedirectLoop]); its slot map comes from
-// CLUSTER SHARDS (CLUSTER SLOTS on Redis 6), read again after a MOVED.
-// Plain members follow no redirect.
+// CLUSTER SHARDS (CLUSTER SLOTS on Redis 6), read again after a MOVED and
+// when a master cannot be reached. Plain members follow no redirect.
 //
 // Commands for one server alone, off the fast path (diagnostics,
 // inspection), are [Request]s sent with [Group.Do].
 //
 // Push commands travel apart from rounds: a [Subscriber] keeps one more
-// connection per server, which carries subscriptions (SUBSCRIBE) and,
+// connection per server (per master of a cluster member, where sharded
+// subscriptions go to the master of their channel's slot and follow it),
+// which carries subscriptions (SUBSCRIBE, SSUBSCRIBE) and,
 // with [SubscribeOptions.OnInvalidate], key tracking: [Subscriber.Track]
 // arms keys with a read on that connection, and the server's next change
 // of each armed key, by whoever made it, is reported as an [Invalidation]

@@ -31,7 +31,11 @@ type SubscribeOptions struct {
 	// subscription connection: pushes may have been missed, and the
 	// subscriptions must be made again (Subscriber.SendTo). With key
 	// tracking, the connection tracks by then: keys may be armed again
-	// (Subscriber.Track, from another goroutine).
+	// (Subscriber.Track, from another goroutine). For a Redis Cluster
+	// member it is called when the Subscriber starts, after each
+	// (re)connection to one of its masters, after each change of its slot
+	// map and after a master refused a subscription with MOVED: the
+	// member's subscriptions are then made again, each where the map says.
 	OnConnect func(node int)
 	// OnPush receives each push frame from server node (confirmations,
 	// messages), with a value valid only during the call. With key
@@ -57,8 +61,11 @@ type SubscribeOptions struct {
 }
 
 // Subscriber keeps one connection per server of a Group that carries push
-// commands (SUBSCRIBE, UNSUBSCRIBE) and reads the pushes they bring, apart
-// from the connections of rounds. A connection that fails is dialled again
+// commands (SUBSCRIBE, UNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE) and reads the
+// pushes they bring, apart from the connections of rounds. A Redis Cluster
+// member gets one connection per master, made when a push command is
+// first routed to it: each command goes to the master of its first
+// channel's slot, where sharded pub/sub (SSUBSCRIBE) must be subscribed. A connection that fails is dialled again
 // after a jittered backoff that doubles, capped; a server that cannot carry
 // subscriptions is reported once and left alone.
 //
@@ -72,13 +79,19 @@ type Subscriber struct {
 	group      *Group
 	options    SubscribeOptions
 	nodes      []*subscription
+	ctx        context.Context // ends with Close
 	cancel     context.CancelFunc
 	goroutines sync.WaitGroup
+
+	mu      sync.Mutex // guards closing, and the start of goroutines after Subscribe
+	closing bool
 }
 
-// subscription is one server's subscription connection.
+// subscription is one server's subscription connection, or a Redis
+// Cluster member's connections to its masters.
 type subscription struct {
-	conn *conn.Conn // nil when the server was unavailable from the start
+	conn   *conn.Conn  // nil for a cluster member, and when the server was unavailable from the start
+	shards *shardLinks // a cluster member's connections (cluster_subscriber.go); nil for a server
 
 	mu          sync.Mutex
 	unavailable bool
@@ -97,7 +110,7 @@ type subscription struct {
 // ProtocolRESP2 it dials nothing, and reports every server unavailable.
 func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Subscriber{group: g, options: options, cancel: cancel, nodes: make([]*subscription, len(g.nodes))}
+	s := &Subscriber{group: g, options: options, ctx: ctx, cancel: cancel, nodes: make([]*subscription, len(g.nodes))}
 	for i := range s.nodes {
 		s.nodes[i] = &subscription{tracking: tracking{armed: make(map[string]armedKey)}} // all of them before any goroutine reads the slice
 	}
@@ -119,37 +132,44 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 		if options.OnInvalidate != nil {
 			connOptions.OnFinish = func(call *conn.Call) { s.finished(i, call) }
 		}
-		address := g.dialAddresses[i]
 		if cluster, ok := node.(*cluster); ok {
-			// Every node of a cluster hears every PUBLISH: one connection to
-			// one of them subscribes. Its keys are on many masters, which
-			// one connection cannot track.
-			address = cluster.serverURL(cluster.address.Seeds[0])
+			connOptions.OnFinish = nil
 			connOptions.Username, connOptions.Password = cluster.connOptions.Username, cluster.connOptions.Password
+			sub.shards = &shardLinks{cluster: cluster, options: connOptions, links: make(map[string]*shardLink), redirected: make(chan struct{}, 1)}
+			// The member's first OnConnect comes at once, as a server's
+			// comes with its first connection: its subscriptions go where
+			// the map says, read first if need be (see sendToShard).
+			sub.shards.redirected <- struct{}{}
 			if options.OnInvalidate != nil {
-				err := fmt.Errorf("%w: %s is a Redis Cluster, whose keys one connection cannot track", ErrTrackingUnavailable, cluster.name)
+				// Its keys are on many masters: tracking is not built for
+				// them.
+				err := fmt.Errorf("%w: %s is a Redis Cluster, whose keys are not tracked", ErrTrackingUnavailable, cluster.name)
 				sub.tracking.state, sub.tracking.err = trackingUnavailable, err // before any goroutine reads it
 				if report := options.OnTrackingUnavailable; report != nil {
 					s.goroutines.Go(func() { report(i, err) })
 				}
 			}
+			s.goroutines.Go(func() { s.followMap(ctx, i) })
+			continue
 		}
 		var err error
-		if sub.conn, err = conn.New(address, connOptions); err != nil {
+		if sub.conn, err = conn.New(g.dialAddresses[i], connOptions); err != nil {
 			// New validated every address already.
 			s.goroutines.Go(func() { s.unavailable(i, fmt.Errorf("%w: %w", ErrPushUnavailable, err)) })
 			continue
 		}
-		s.goroutines.Go(func() { s.listen(ctx, i) })
+		s.goroutines.Go(func() { s.listen(ctx, i, sub.conn, false) })
 	}
 	return s
 }
 
-// listen keeps server node's subscription connection up and read until
-// ctx ends or the server turns out unable to carry subscriptions.
-func (s *Subscriber) listen(ctx context.Context, node int) {
-	sub := s.nodes[node]
-	defer sub.conn.Close()
+// listen keeps link, server node's subscription connection or one of a
+// cluster member's (shard), up and read until ctx ends or the server turns
+// out unable to carry subscriptions. A cluster's master that refuses a
+// command with a redirect (MOVED) has the slot map read again, and the
+// member's subscriptions made again where the map says (see followMap).
+func (s *Subscriber) listen(ctx context.Context, node int, link *conn.Conn, shard bool) {
+	defer link.Close()
 	retry := time.NewTimer(0)
 	defer retry.Stop()
 	var backoff time.Duration
@@ -159,10 +179,10 @@ func (s *Subscriber) listen(ctx context.Context, node int) {
 			return
 		case <-retry.C:
 		}
-		if sub.conn.Connect(ctx) == nil {
-			if sub.conn.Protocol() != ProtocolRESP3 {
+		if link.Connect(ctx) == nil {
+			if link.Protocol() != ProtocolRESP3 {
 				s.unavailable(node, fmt.Errorf("%w: %s speaks only RESP2, and subscriptions need RESP3 (Redis 6 or later)",
-					ErrPushUnavailable, sub.conn.Address()))
+					ErrPushUnavailable, link.Address()))
 				return
 			}
 			if s.enableTracking(ctx, node) {
@@ -172,8 +192,14 @@ func (s *Subscriber) listen(ctx context.Context, node int) {
 				connected := time.Now()
 				listening, stop := context.WithCancel(ctx)
 				var refused error
-				err := sub.conn.Listen(listening, func(refusal resp.Value) {
-					refused = fmt.Errorf("%w: %s refused a subscription: %w", ErrPushUnavailable, sub.conn.Address(), refusal.Err())
+				err := link.Listen(listening, func(refusal resp.Value) {
+					if shard {
+						if redirect, ok := parseRedirect(refusal.Str); ok {
+							s.redirected(node, redirect)
+							return
+						}
+					}
+					refused = fmt.Errorf("%w: %s refused a subscription: %w", ErrPushUnavailable, link.Address(), refusal.Err())
 					s.unavailable(node, refused)
 					stop()
 				})
@@ -185,10 +211,15 @@ func (s *Subscriber) listen(ctx context.Context, node int) {
 				if s.isUnavailable(node) {
 					return
 				}
+				if shard && ctx.Err() == nil {
+					s.nodes[node].shards.cluster.unreachable() // its slots may have a new master
+				}
 				if time.Since(connected) >= subscriptionBackoffMax {
 					backoff = 0 // the connection lasted: its end is news, not a loop
 				}
 			}
+		} else if shard && ctx.Err() == nil {
+			s.nodes[node].shards.cluster.unreachable()
 		}
 		backoff = min(max(2*backoff, subscriptionBackoffMin), subscriptionBackoffMax)
 		// Full jitter in [backoff/2, backoff] keeps clients out of step.
@@ -204,6 +235,9 @@ func (s *Subscriber) unavailable(node int, err error) {
 	first := !sub.unavailable
 	sub.unavailable = true
 	sub.mu.Unlock()
+	if sub.shards != nil {
+		sub.shards.closeAll()
+	}
 	if first && s.options.OnUnavailable != nil {
 		s.options.OnUnavailable(node, err)
 	}
@@ -230,9 +264,18 @@ func (s *Subscriber) Send(command []byte) {
 
 // SendTo writes a push command to server node, if its subscription
 // connection is up, and reports whether it did.
+// For a Redis Cluster member, it writes to the master of the slot of the
+// command's first channel, dialling it first when it has no connection
+// yet (it reports false then: the subscriptions are made again once the
+// connection is up, see SubscribeOptions.OnConnect).
 func (s *Subscriber) SendTo(node int, command []byte) bool {
 	sub := s.nodes[node]
-	if sub.conn == nil || s.isUnavailable(node) {
+	switch {
+	case s.isUnavailable(node):
+		return false
+	case sub.shards != nil:
+		return s.sendToShard(node, command)
+	case sub.conn == nil:
 		return false
 	}
 	return sub.conn.SendPush(command)
@@ -241,6 +284,21 @@ func (s *Subscriber) SendTo(node int, command []byte) bool {
 // Close closes the subscription connections and waits for the
 // Subscriber's goroutines.
 func (s *Subscriber) Close() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
 	s.cancel()
 	s.goroutines.Wait()
+}
+
+// start runs f on a goroutine of the Subscriber, unless it is closing,
+// and reports whether it did.
+func (s *Subscriber) start(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.goroutines.Go(f)
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // sameSlot returns why the keys of keySets, which one lock writes together
@@ -32,3 +33,22 @@ func (c *Client) sameSlot(keySets ...[]string) error {
 	}
 	return nil
 }
+
+// releasedChannelPrefix returns the start of the channel on which the
+// releases of key are announced; the key follows it. On a Client with a
+// Redis Cluster member, releases are announced with sharded pub/sub
+// (SPUBLISH), on the master of the key's slot, and waiters subscribe there
+// (SSUBSCRIBE): the channel's own slot must be the key's, and the prefix
+// holds a hash tag of that slot (naming.ShardedChannelPrefix). Every node
+// of such a Client announces so, plain nodes too (Redis 7 has sharded
+// pub/sub outside a cluster as well): one command goes to every node.
+func (c *Client) releasedChannelPrefix(key string) string {
+	if !c.hasCluster {
+		return releasedChannelPrefix
+	}
+	return naming.ShardedChannelPrefix(mux.SlotTag(mux.Slot(key)))
+}
+
+// releasedChannel returns the channel on which the releases of key are
+// announced.
+func (c *Client) releasedChannel(key string) string { return c.releasedChannelPrefix(key) + key }

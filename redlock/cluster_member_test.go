@@ -15,6 +15,7 @@ import (
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/internal/workgroup"
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
 // connectedClient returns a Client over addresses, closed when the test
@@ -24,16 +25,25 @@ func connectedClient(t *testing.T, addresses []string, options Options) *Client 
 	return (&cluster{addresses: addresses}).client(t, options)
 }
 
+// trustedClient returns a Client over addresses, with a MaxTTL of 10 s,
+// that trusts its nodes (TrustNodes: the test started them), and a
+// context that ends after timeout.
+func trustedClient(t *testing.T, addresses []string, timeout time.Duration) (context.Context, *Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	client := connectedClient(t, addresses, Options{MaxTTL: 10 * time.Second})
+	require.NoError(t, client.TrustNodes(ctx), "the test started the nodes")
+	return ctx, client
+}
+
 // One Redis Cluster member is the single-instance lock on that cluster:
 // each lock key lives on the master of its slot, keys with a hash tag
 // carry a fence counter beside them, and a waiter is woken by a release
-// on any master (a PUBLISH reaches every node of a cluster).
+// on the master of its key's slot (sharded pub/sub).
 func TestClusterMemberLocksOnTheMasterOfEachSlot(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	client := connectedClient(t, []string{cluster.Address()}, Options{MaxTTL: 10 * time.Second})
-	require.NoError(t, client.TrustNodes(ctx), "the cluster's masters are new")
+	ctx, client := trustedClient(t, []string{cluster.Address()}, 20*time.Second)
 	masters := map[string]bool{}
 	for i := range 60 {
 		key := "cluster:" + strconv.Itoa(i)
@@ -151,10 +161,7 @@ func TestClusterMemberFailoverQuarantinesTheShardAlone(t *testing.T) {
 // once the slot has moved.
 func TestClusterMemberLocksThroughAResharding(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	client := connectedClient(t, []string{cluster.Address()}, Options{MaxTTL: 10 * time.Second})
-	require.NoError(t, client.TrustNodes(ctx))
+	ctx, client := trustedClient(t, []string{cluster.Address()}, 60*time.Second)
 	const keys, workers = 8, 4
 	slot := mux.Slot("{moving}")
 	source := cluster.MasterOf(slot)
@@ -203,21 +210,7 @@ func TestClusterMemberLocksThroughAResharding(t *testing.T) {
 	var start [workers]int64
 	require.True(t, waitUntil(func() bool { return allWorkersPast(start) }), "the load runs")
 
-	sourceID, targetID := source.Do(t, "CLUSTER", "MYID"), target.Do(t, "CLUSTER", "MYID")
-	require.Equal(t, "OK", target.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "IMPORTING", sourceID))
-	require.Equal(t, "OK", source.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "MIGRATING", targetID))
-	host, port, _ := strings.Cut(target.Addr(), ":")
-	for range 1000 {
-		listed := strings.Fields(strings.Trim(source.Do(t, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "100"), "[]"))
-		if len(listed) == 0 {
-			break
-		}
-		migrated := source.Do(t, append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, listed...)...)
-		require.Contains(t, []string{"OK", "NOKEY"}, migrated)
-	}
-	for _, server := range cluster.Masters {
-		require.Equal(t, "OK", server.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", targetID))
-	}
+	cluster.MoveSlot(slot, target)
 	var moved [workers]int64
 	for w := range workers {
 		moved[w] = cycles[w].Load()
@@ -227,4 +220,122 @@ func TestClusterMemberLocksThroughAResharding(t *testing.T) {
 	require.NoError(t, load.Wait())
 	assert.Zero(t, overlaps.Load(), "no two holders of a key overlapped")
 	assert.Equal(t, target, cluster.MasterOf(slot), "the slot moved")
+}
+
+// On a Client with a cluster member, a release is announced with sharded
+// pub/sub, on the master of the key's slot: SPUBLISH on the release
+// channel of the key's slot (naming.ShardedChannelPrefix with a hash tag
+// of the slot), which a client subscribed there with SSUBSCRIBE hears.
+func TestClusterMemberAnnouncesReleasesOnTheKeysSlot(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	ctx, client := trustedClient(t, []string{cluster.Address()}, 20*time.Second)
+	key := "announced"
+	channel := naming.ShardedChannelPrefix(mux.SlotTag(mux.Slot(key))) + key
+	require.Equal(t, mux.Slot(key), mux.Slot(channel), "the channel is in the key's slot")
+
+	listener := cluster.MasterOf(mux.Slot(key)).Session()
+	listener.Send("SSUBSCRIBE", channel)
+	require.Equal(t, "[ssubscribe "+channel+" 1]", listener.Receive())
+	m := client.NewMutex(key, MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, m.Lock(ctx))
+	require.NoError(t, m.Unlock(ctx))
+	announcement := listener.Receive()
+	assert.True(t, strings.HasPrefix(announcement, "[smessage "+channel+" "), "the release was announced on the key's master: %s", announcement)
+}
+
+// Waiters of a cluster member listen on the master of their key's slot,
+// not on one node of the address: with the address's first node gone (its
+// replica took its slots), a waiter whose retries are an hour apart is
+// still woken by a release. And when the key's slot moves to another
+// master, the old master ends the subscription, the Client makes it again
+// on the new one, and the next release there wakes the next waiter.
+func TestClusterMemberWaitersListenOnTheirKeysMaster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, true, redistest.Options{})
+	cluster.Crash(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	options := Options{MaxTTL: 10 * time.Second, DialTimeout: time.Second}
+	holderClient := connectedClient(t, []string{cluster.Address()}, options)
+	require.NoError(t, holderClient.TrustNodes(ctx))
+	options.RetryDelayMin, options.RetryDelayMax = time.Hour, time.Hour
+	waiterClient := connectedClient(t, []string{cluster.Address()}, options)
+	key := "{listening}"
+	slot := mux.Slot(key)
+	if cluster.MasterOf(slot) == cluster.Replicas[0] {
+		cluster.MoveSlot(slot, cluster.Masters[1])
+	}
+
+	holder := holderClient.NewMutex(key, MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, holder.Lock(ctx))
+	waiter := waiterClient.NewMutex(key, MutexOptions{TTL: 10 * time.Second})
+	waiting := lockSubscribed(t, ctx, waiter)
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, waiting.Wait(), "with retries an hour apart, only the release announced on the key's master woke it")
+
+	// The slot moves while the waiter holds the key and another waits.
+	next := waiterClient.NewMutex(key, MutexOptions{TTL: 10 * time.Second})
+	waiting = lockSubscribed(t, ctx, next)
+	for _, master := range []*redistest.Server{cluster.Masters[1], cluster.Masters[2]} {
+		if master != cluster.MasterOf(slot) {
+			cluster.MoveSlot(slot, master)
+			break
+		}
+	}
+	require.NoError(t, waiter.Unlock(ctx))
+	require.NoError(t, waiting.Wait(), "the subscription followed the slot to its new master")
+	require.NoError(t, next.Unlock(ctx))
+}
+
+// A Client with a cluster member among plain ones announces every release
+// with sharded pub/sub, on every node (one command goes to every node, and
+// Redis 7 has sharded pub/sub outside a cluster too): a waiter whose
+// retries are an hour apart is woken by a quorum of the nodes'
+// announcements, and also when a plain node is gone.
+func TestMixedMembersWakeWaitersWithShardedAnnouncements(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	plain := startCluster(t, 2, redistest.Options{})
+	addresses := append([]string{cluster.Address()}, plain.addresses...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	options := Options{MaxTTL: 10 * time.Second}
+	holderClient := connectedClient(t, addresses, options)
+	require.NoError(t, holderClient.TrustNodes(ctx))
+	options.RetryDelayMin, options.RetryDelayMax = time.Hour, time.Hour
+	waiterClient := connectedClient(t, addresses, options)
+	key := "{mixed}"
+	listener := plain.servers[0].Session()
+	listener.Send("SSUBSCRIBE", waiterClient.releasedChannel(key))
+	require.Equal(t, "[ssubscribe "+waiterClient.releasedChannel(key)+" 1]", listener.Receive())
+
+	for round := range 2 {
+		holder := holderClient.NewMutex(key, MutexOptions{TTL: 10 * time.Second})
+		require.NoError(t, holder.Lock(ctx))
+		waiter := waiterClient.NewMutex(key, MutexOptions{TTL: 10 * time.Second})
+		waiting := lockSubscribed(t, ctx, waiter)
+		require.NoError(t, holder.Unlock(ctx))
+		require.NoError(t, waiting.Wait(), "round %d: only the announced release woke it", round)
+		require.NoError(t, waiter.Unlock(ctx))
+		if round == 0 {
+			announcement := listener.Receive()
+			assert.True(t, strings.HasPrefix(announcement, "[smessage "), "a plain node announced with SPUBLISH: %s", announcement)
+			plain.servers[1].Kill9()
+		}
+	}
+}
+
+// lockSubscribed starts waiter's Lock and returns once the Lock waits, the
+// only waiter of its key in its Client, subscribed to its release channel
+// on a quorum of nodes.
+func lockSubscribed(t *testing.T, ctx context.Context, waiter *Mutex) *workgroup.Group {
+	t.Helper()
+	var waiting workgroup.Group
+	waiting.Go(func() error { return waiter.Lock(ctx) })
+	n := &waiter.client.notifier
+	require.True(t, waitUntil(func() bool {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		waiters := n.waiters[waiter.client.releasedChannel(waiter.key)]
+		return waiters != nil && waiters.confirmations >= waiter.client.need && len(waiters.mutexes) == 1
+	}), "the waiter waits, subscribed on a quorum")
+	return &waiting
 }

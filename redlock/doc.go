@@ -109,7 +109,10 @@
 // &lockmux:released:PATTERN, with the pattern of the lock keys
 // (&lockmux:released:* for every key); the README gives the whole minimal
 // rule of a lockmux user. Without it a release still succeeds, only
-// unannounced. doctor.Run
+// unannounced. On a Client with a Redis Cluster member, releases are
+// announced with sharded pub/sub on every node (SPUBLISH on the master of
+// the key's slot, SSUBSCRIBE), on the channel lockmux:released:{TAG}KEY,
+// TAG a hash tag of the key's slot (see the README). doctor.Run
 // checks it. A subscription connection that fails is dialled again after a
 // jittered backoff that doubles up to 2 s.
 //

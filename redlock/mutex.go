@@ -38,7 +38,12 @@ type Mutex struct {
 	kind    lockKind
 	guards  []string
 	options MutexOptions
-	err     error // why the options are not valid, or nil
+	// announceOn is, on a Client with a Redis Cluster member, the start
+	// of the release channels of the keys (Client.releasedChannelPrefix),
+	// which the release scripts announce on with sharded pub/sub; empty
+	// otherwise.
+	announceOn string
+	err        error // why the options are not valid, or nil
 
 	// turn holds one token while a goroutine of this process holds the
 	// Mutex or is acquiring it.
@@ -104,6 +109,9 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	}
 	if m.err = c.sameSlot(m.keys, m.fenceKeys, m.guards); m.err != nil {
 		return m
+	}
+	if c.hasCluster {
+		m.announceOn = c.releasedChannelPrefix(key)
 	}
 	a := &m.acquisition
 	a.round = m.newNodeRound()

@@ -132,6 +132,11 @@ type nodeCommand struct {
 	eval bool
 	// carried marks a release: the transport finishes it whoever waits.
 	carried bool
+	// announce marks a command whose script announces the release it
+	// makes, given an identity (the Mutex's token for nodeForceRelease):
+	// on a Client with a Redis Cluster member, its last argument is the
+	// Mutex's announceOn, and the announcement is sharded.
+	announce bool
 	// fenced puts the keys' fencing counters after the lock keys, and
 	// makes an error reply with fenceErrorCode mean ErrFenceCounter.
 	fenced bool
@@ -180,7 +185,7 @@ var protocol = [...]nodeCommand{
 	nodeAcquireMulti:   {vote: true, operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquire},
 	nodeAcquireFenced:  {vote: true, operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
 	nodeCommitFence:    {vote: true, operation: OperationLock, script: commitFenceLua, fenced: true, argument: argumentNumber, read: readCommitFence},
-	nodeRelease:        {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
+	nodeRelease:        {announce: true, operation: OperationUnlock, script: releaseLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
 	nodeQuietRelease:   {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, read: readRelease},
 	nodeExtend:         {vote: true, operation: OperationExtend, script: extendLua, argument: argumentNumber, read: readExtend},
 	nodeRepair:         {operation: OperationExtend, script: repairLua, eval: true, argument: argumentNumber, read: readRepair},
@@ -189,7 +194,7 @@ var protocol = [...]nodeCommand{
 	nodeAcquireWrite:       {vote: true, operation: OperationLock, script: acquireWriteLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
 	nodeAcquireWriteFenced: {vote: true, operation: OperationLock, script: acquireWriteLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
 	nodeAcquireRead:        {vote: true, operation: OperationLock, script: acquireReadLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
-	nodeReleaseRead:        {operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
+	nodeReleaseRead:        {announce: true, operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
 	nodeQuietReleaseRead:   {operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, read: readRelease},
 	nodeExtendRead:         {vote: true, operation: OperationExtend, script: extendReadLua, argument: argumentNumber, read: readExtend},
 	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, eval: true, guarded: true, argument: argumentNumber, read: readRepair},
@@ -197,12 +202,12 @@ var protocol = [...]nodeCommand{
 
 	nodeAcquireFair:       {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
 	nodeAcquireFairFenced: {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
-	nodeReleaseFair:       {operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
+	nodeReleaseFair:       {announce: true, operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
 	nodeFairTicket:        {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
 	nodeFairEnqueue:       {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
 	nodeFairLeave:         {operation: OperationLock, script: fairLeaveLua, eval: true, guardsOnly: true, read: readOne},
 
-	nodeForceRelease: {operation: OperationUnlock, script: forceReleaseLua, eval: true, everyNode: true, read: readOne},
+	nodeForceRelease: {announce: true, operation: OperationUnlock, script: forceReleaseLua, eval: true, everyNode: true, read: readOne},
 
 	nodeAcquirePermit:       {vote: true, operation: OperationLock, script: acquirePermitLua, candidates: true, choice: true, argument: argumentNumber, readChoice: readAcquirePermit},
 	nodeAcquirePermitFenced: {vote: true, operation: OperationLock, script: acquirePermitFencedLua, candidates: true, choice: true, fenced: true, argument: argumentNumber, readChoice: readAcquirePermit},

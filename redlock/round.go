@@ -61,6 +61,15 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 	case row.argument == argumentNumber, row.argument == argumentIdentity && identity != nil:
 		arguments = 2
 	}
+	// The prefix of the sharded release channels follows the identity
+	// (nodeForceRelease's is its token).
+	announceOn := ""
+	if row.announce && (row.argument != argumentIdentity || identity != nil) {
+		announceOn = m.announceOn
+	}
+	if announceOn != "" {
+		arguments++
+	}
 	var extras [][]byte
 	if row.extra {
 		extras = m.acquisition.extras
@@ -108,6 +117,9 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 	}
 	for _, extra := range extras {
 		r.round.AppendBulk(extra)
+	}
+	if announceOn != "" {
+		r.round.AppendString(announceOn)
 	}
 	if row.carried {
 		r.round.Carry(m.releaseCarriedUntil(), m.key)

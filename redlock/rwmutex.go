@@ -89,8 +89,8 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 	rw.reader.kind, rw.reader.guards = kindRead, []string{writerKey, waitingKey}
 	// A waiting writer is woken by the release of the writer's key or of
 	// a reader; a waiting reader by the writer's.
-	rw.writer.wait.channels = []string{releasedChannelPrefix + writerKey, releasedChannelPrefix + readersKey}
-	rw.reader.wait.channels = []string{releasedChannelPrefix + writerKey}
+	rw.writer.wait.channels = []string{c.releasedChannel(writerKey), c.releasedChannel(readersKey)}
+	rw.reader.wait.channels = []string{c.releasedChannel(writerKey)}
 	return rw
 }
 

@@ -69,7 +69,31 @@ func (n *notifier) resubscribe(node int) {
 			waiters.confirmations--
 		}
 	}
-	n.subscriber.SendTo(node, pushCommand("SUBSCRIBE", channels))
+	for _, command := range n.pushCommands(subscribe, channels) {
+		n.subscriber.SendTo(node, command)
+	}
+}
+
+// unsubscribed takes node's end of a sharded subscription to channel that
+// waiters still need: a master of a Redis Cluster ends the subscriptions
+// to a slot's channels when the slot leaves it (a resharding, a
+// failover), and the subscription is made again, on the master the slot
+// map names (the Subscriber follows a MOVED). A release may go unheard in
+// between: the new confirmation wakes a waiter, as after a reconnection.
+// The end of a subscription this Client asked for, of a channel that
+// found waiters again since, makes one more SSUBSCRIBE, which does no
+// harm. The caller holds n.mu.
+func (n *notifier) unsubscribed(node int, channel string, waiters *channelWaiters) {
+	if node >= len(waiters.subscriptions) || n.subscriber == nil {
+		return
+	}
+	if waiters.subscriptions[node] == subscriptionConfirmed {
+		waiters.subscriptions[node] = subscriptionRenewed
+		waiters.confirmations--
+	}
+	for _, command := range n.pushCommands(subscribe, []string{channel}) {
+		n.subscriber.SendTo(node, command)
+	}
 }
 
 // confirmed counts node's confirmation of the subscription to channel.

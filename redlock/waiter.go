@@ -96,7 +96,7 @@ func (m *Mutex) releasedChannels() []string {
 	if m.wait.channels == nil {
 		m.wait.channels = make([]string, len(m.keys))
 		for i, key := range m.keys {
-			m.wait.channels[i] = releasedChannelPrefix + key
+			m.wait.channels[i] = m.client.releasedChannel(key)
 		}
 	}
 	return m.wait.channels

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -151,14 +152,48 @@ func (n *notifier) register(m *Mutex) bool {
 		waiters.mutexes = append(waiters.mutexes, m)
 	}
 	if len(fresh) > 0 && n.subscriber != nil { // nil only in unit tests that deliver pushes by hand
-		n.subscriber.Send(pushCommand("SUBSCRIBE", fresh))
+		for _, command := range n.pushCommands(subscribe, fresh) {
+			n.subscriber.Send(command)
+		}
 	}
 	n.waiting.Add(1)
 	return true
 }
 
-// pushCommand returns the command that subscribes to channels, or
-// unsubscribes from them.
+// pushKind says whether a push command subscribes or unsubscribes.
+type pushKind bool
+
+const (
+	subscribe   pushKind = true
+	unsubscribe pushKind = false
+)
+
+// pushCommands returns the commands that subscribe to channels, or
+// unsubscribe from them: SUBSCRIBE or UNSUBSCRIBE, one command; on a
+// Client with a Redis Cluster member, whose announcements are sharded
+// (see Client.releasedChannelPrefix), SSUBSCRIBE or SUNSUBSCRIBE, one
+// command per hash slot, as a cluster's master takes them.
+func (n *notifier) pushCommands(kind pushKind, channels []string) [][]byte {
+	name := "SUBSCRIBE"
+	if kind == unsubscribe {
+		name = "UNSUBSCRIBE"
+	}
+	if !n.client.hasCluster {
+		return [][]byte{pushCommand(name, channels)}
+	}
+	bySlot := make(map[int][]string)
+	for _, channel := range channels {
+		slot := mux.Slot(channel)
+		bySlot[slot] = append(bySlot[slot], channel)
+	}
+	commands := make([][]byte, 0, len(bySlot))
+	for _, slot := range slices.Sorted(maps.Keys(bySlot)) {
+		commands = append(commands, pushCommand("S"+name, bySlot[slot]))
+	}
+	return commands
+}
+
+// pushCommand returns the command name over channels.
 func pushCommand(name string, channels []string) []byte {
 	command := resp.AppendArrayHeader(nil, 1+len(channels))
 	command = resp.AppendBulkString(command, name)
@@ -208,7 +243,9 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 	m.wait.releaseWakes.Store(0)
 	m.wait.subscribing, m.wait.wokenOn, m.wait.pickedFor = false, "", 0
 	if len(emptied) > 0 && n.subscriber != nil {
-		n.subscriber.Send(pushCommand("UNSUBSCRIBE", emptied))
+		for _, command := range n.pushCommands(unsubscribe, emptied) {
+			n.subscriber.Send(command)
+		}
 	}
 }
 
@@ -255,7 +292,9 @@ func (n *notifier) deliver(node int, push resp.Value) {
 		return
 	}
 	kind := string(push.Elems[0].Str)
-	if kind != "message" && kind != "subscribe" {
+	switch kind {
+	case "message", "subscribe", "smessage", "ssubscribe", "sunsubscribe":
+	default:
 		return
 	}
 	n.mu.Lock()
@@ -265,8 +304,12 @@ func (n *notifier) deliver(node int, push resp.Value) {
 	if waiters == nil {
 		return
 	}
-	if kind == "subscribe" {
+	switch kind {
+	case "subscribe", "ssubscribe":
 		n.confirmed(node, string(channel), waiters)
+		return
+	case "sunsubscribe":
+		n.unsubscribed(node, string(channel), waiters)
 		return
 	}
 	var identity, first []byte

@@ -184,3 +184,61 @@ func readReply(r *bufio.Reader, depth int) (string, error) {
 		return "", fmt.Errorf("%w: unexpected type byte %q", errMalformedReply, kind)
 	}
 }
+
+// Session is a connection of its own to a server that a test keeps open,
+// to send commands on and read replies from one at a time: a subscriber,
+// whose messages come without a command. Replies are rendered as Do
+// renders them.
+type Session struct {
+	t      testing.TB
+	conn   net.Conn
+	reader *bufio.Reader
+}
+
+// Session opens a Session to the server (after AUTH, over TLS, as Do
+// does), closed when the test ends.
+func (s *Server) Session() *Session {
+	s.t.Helper()
+	dialer := &net.Dialer{Timeout: doTimeout}
+	var conn net.Conn
+	var err error
+	if tlsConfig := s.TLSConfig(); tlsConfig != nil {
+		conn, err = tls.DialWithDialer(dialer, "tcp", s.Addr(), tlsConfig)
+	} else {
+		conn, err = dialer.Dial("tcp", s.Addr())
+	}
+	if err != nil {
+		s.t.Fatalf("redistest: %s: %v", s.Addr(), err)
+	}
+	s.t.Cleanup(func() { conn.Close() })
+	session := &Session{t: s.t, conn: conn, reader: bufio.NewReader(conn)}
+	if s.opts.Password != "" {
+		session.Send("AUTH", s.opts.Password)
+		if reply := session.Receive(); reply != "OK" {
+			s.t.Fatalf("redistest: %s: AUTH: %s", s.Addr(), reply)
+		}
+	}
+	return session
+}
+
+// Send writes one command.
+func (s *Session) Send(args ...string) {
+	s.t.Helper()
+	if _, err := s.conn.Write(appendCommand(nil, args)); err != nil {
+		s.t.Fatalf("redistest: %q: %v", args, err)
+	}
+}
+
+// Receive reads the next reply, or message, waiting for it at most
+// doTimeout.
+func (s *Session) Receive() string {
+	s.t.Helper()
+	if err := s.conn.SetReadDeadline(time.Now().Add(doTimeout)); err != nil {
+		s.t.Fatalf("redistest: %v", err)
+	}
+	reply, err := readReply(s.reader, 0)
+	if err != nil {
+		s.t.Fatalf("redistest: %s: %v", s.conn.RemoteAddr(), err)
+	}
+	return reply
+}

@@ -108,10 +108,19 @@ func (c *Cluster) waitOK(gone *Server) {
 	}
 }
 
-// MasterOf returns the server that serves slot now, as Masters[0] says.
+// MasterOf returns the server that serves slot now, as the first server
+// that answers says.
 func (c *Cluster) MasterOf(slot int) *Server {
 	c.t.Helper()
-	for _, line := range strings.Split(c.Masters[0].Do(c.t, "CLUSTER", "NODES"), "\n") {
+	var nodes string
+	for _, server := range c.Servers() {
+		reply, err := roundTrip(server.Addr(), server.TLSConfig(), server.opts.Password, doTimeout, "CLUSTER", "NODES")
+		if err == nil {
+			nodes = reply
+			break
+		}
+	}
+	for _, line := range strings.Split(nodes, "\n") {
 		fields := strings.Fields(line)
 		if len(fields) < 9 || !strings.Contains(fields[2], "master") || strings.Contains(fields[2], "fail") {
 			continue
@@ -183,6 +192,40 @@ func (c *Cluster) Crash(i int) *Server {
 	c.waitFor("the replica to be promoted", func() bool { return strings.HasPrefix(replica.Do(c.t, "ROLE"), "[master ") })
 	c.waitOK(c.Masters[i])
 	return replica
+}
+
+// MoveSlot moves slot, with its keys, to the master to, as a resharding
+// does: the slot is marked importing on to and migrating on its master,
+// its keys are moved with MIGRATE, a hundred at a time, and the two
+// masters, then every one of Masters that answers, are told the slot's
+// new owner (CLUSTER SETSLOT NODE).
+func (c *Cluster) MoveSlot(slot int, to *Server) {
+	c.t.Helper()
+	from := c.MasterOf(slot)
+	if from == to {
+		return
+	}
+	fromID, toID := from.Do(c.t, "CLUSTER", "MYID"), to.Do(c.t, "CLUSTER", "MYID")
+	c.require(to, "OK", "CLUSTER", "SETSLOT", strconv.Itoa(slot), "IMPORTING", fromID)
+	c.require(from, "OK", "CLUSTER", "SETSLOT", strconv.Itoa(slot), "MIGRATING", toID)
+	host, port, _ := strings.Cut(to.Addr(), ":")
+	for {
+		listed := strings.Fields(strings.Trim(from.Do(c.t, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "100"), "[]"))
+		if len(listed) == 0 {
+			break
+		}
+		if migrated := from.Do(c.t, append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, listed...)...); migrated != "OK" && migrated != "NOKEY" {
+			c.t.Fatalf("redistest: MIGRATE of slot %d to %s: %s", slot, to.Addr(), migrated)
+		}
+	}
+	for _, master := range []*Server{to, from} {
+		c.require(master, "OK", "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", toID)
+	}
+	for _, master := range c.Masters {
+		// The others would learn it by gossip; told, they know it at once.
+		// A master that crashed tells nothing.
+		roundTrip(master.Addr(), master.TLSConfig(), master.opts.Password, doTimeout, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", toID)
+	}
 }
 
 // manualFailoverWait is how long Failover waits for a manual failover

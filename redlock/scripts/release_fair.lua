@@ -3,7 +3,8 @@
 -- wakes the next in line only.
 -- KEYS[1]: the lock key. KEYS[2]: the queue. KEYS[3]: the heartbeats.
 -- KEYS[4]: the ticket counter (not used). ARGV[1]: the token. ARGV[2],
--- optional: the identity of this release.
+-- optional: the identity of this release. ARGV[3], optional: the prefix
+-- of the sharded release channels (see release.lua).
 -- Returns 1 when the key was released, 0 when it did not hold the token.
 -- It publishes, with an identity, the identity followed by a space and
 -- the first waiter in line with a live heartbeat, or the identity alone
@@ -23,6 +24,10 @@ if ARGV[2] then
       break
     end
   end
-  redis.pcall("PUBLISH", "lockmux:released:" .. KEYS[1], message)
+  if ARGV[3] then
+    redis.pcall("SPUBLISH", ARGV[3] .. KEYS[1], message)
+  else
+    redis.pcall("PUBLISH", "lockmux:released:" .. KEYS[1], message)
+  end
 end
 return 1

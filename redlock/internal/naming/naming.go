@@ -45,6 +45,13 @@ func ClusterEpochKey(tag string) string { return EpochKey + ":{" + tag + "}" }
 // script announces that a key is free; the key follows it.
 const ReleasedChannelPrefix = "lockmux:released:"
 
+// ShardedChannelPrefix returns the start of the release channels of the
+// keys of one hash slot of a Redis Cluster, tag being a hash tag of that
+// slot: on a Client with a cluster member, releases are announced with
+// sharded pub/sub (SPUBLISH), whose channel must be in the keys' slot; the
+// key follows it, as it follows ReleasedChannelPrefix.
+func ShardedChannelPrefix(tag string) string { return ReleasedChannelPrefix + "{" + tag + "}" }
+
 // ReleaseChannelsRule is the ACL rule that lets a user publish and
 // subscribe to the release channels.
 const ReleaseChannelsRule = "&" + ReleasedChannelPrefix + "*"

@@ -1,0 +1,174 @@
+package mux
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/lockmux/lockmux/conn"
+)
+
+// shardLinks are a Redis Cluster member's subscription connections, one
+// per master that a push command was routed to. Sharded pub/sub
+// (SSUBSCRIBE, SPUBLISH) lives on the master of the channel's slot: a
+// subscription is made where the slot map says, and made again when the
+// map changes (a failover, a resharding), when a master answers MOVED, and
+// when a connection is replaced (SubscribeOptions.OnConnect covers all
+// three). A master that loses a slot ends its subscriptions to the slot's
+// channels itself, with an SUNSUBSCRIBE push the owner of the Subscriber
+// sees.
+type shardLinks struct {
+	cluster *cluster
+	options conn.Options // for each master's connection
+
+	// redirected receives a value after a master refused a push command
+	// with a redirect, and when the Subscriber starts: the member's
+	// subscriptions are made (again).
+	redirected chan struct{}
+
+	mu    sync.Mutex
+	links map[string]*shardLink // "host:port" → the connection to that master
+}
+
+// shardLink is the subscription connection to one master, read by a
+// goroutine of its own until stop.
+type shardLink struct {
+	conn *conn.Conn
+	stop context.CancelFunc
+}
+
+// sendToShard writes command to the master of the slot of its first
+// channel (any master for a command without one), on that master's
+// subscription connection, made and dialled now when there is none: it
+// reports false then, and the connection's OnConnect has the
+// subscriptions made again. Before the slot map is known, it has the map
+// read, whose arrival does the same (see followMap).
+func (s *Subscriber) sendToShard(node int, command []byte) bool {
+	shards := s.nodes[node].shards
+	slot := anySlot
+	if channel, ok := firstArgument(command); ok {
+		slot = slotOf(channel)
+	}
+	hostPort := shards.cluster.hostPortOf(slot)
+	if hostPort == "" {
+		shards.cluster.readSlotsInBackground()
+		return false
+	}
+	shards.mu.Lock()
+	link := shards.links[hostPort]
+	if link == nil {
+		shards.mu.Unlock()
+		s.dial(node, hostPort)
+		return false
+	}
+	shards.mu.Unlock()
+	return link.conn.SendPush(command)
+}
+
+// dial makes the subscription connection of node's master at hostPort,
+// unless it has one, and starts its goroutine.
+func (s *Subscriber) dial(node int, hostPort string) {
+	shards := s.nodes[node].shards
+	shards.mu.Lock()
+	defer shards.mu.Unlock()
+	if shards.links[hostPort] != nil {
+		return
+	}
+	server, err := conn.New(shards.cluster.serverURL(hostPort), shards.options)
+	if err != nil {
+		return // the address came from the cluster's own map, in the form New takes
+	}
+	ctx, stop := context.WithCancel(s.ctx)
+	link := &shardLink{conn: server, stop: stop}
+	if !s.start(func() { s.listen(ctx, node, server, true) }) {
+		stop()
+		server.Close()
+		return
+	}
+	shards.links[hostPort] = link
+}
+
+// redirected takes a master's refusal of a push command with a redirect:
+// the slot has moved. The slot map learns it, and the member's
+// subscriptions are made again.
+func (s *Subscriber) redirected(node int, to redirect) {
+	shards := s.nodes[node].shards
+	if target, err := shards.cluster.server(to.hostPort); err == nil {
+		shards.cluster.moved(to.slot, target)
+	}
+	select {
+	case shards.redirected <- struct{}{}:
+	default:
+	}
+}
+
+// followMap has node's subscriptions made again (SubscribeOptions.OnConnect)
+// after each change of the cluster's slot map and after each redirect, at
+// most once every mapRecheckDelay, and closes the connections to servers
+// that are no longer masters.
+func (s *Subscriber) followMap(ctx context.Context, node int) {
+	shards := s.nodes[node].shards
+	changes, unwatch := shards.cluster.watchMap()
+	defer unwatch()
+	defer shards.closeAll()
+	pause := time.NewTimer(0)
+	defer pause.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+		case <-shards.redirected:
+		}
+		if s.isUnavailable(node) {
+			return
+		}
+		shards.closeGone()
+		if onConnect := s.options.OnConnect; onConnect != nil {
+			onConnect(node)
+		}
+		pause.Reset(mapRecheckDelay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-pause.C:
+		}
+	}
+}
+
+// closeGone closes the connections to servers that the slot map no longer
+// names masters.
+func (shards *shardLinks) closeGone() {
+	shards.mu.Lock()
+	defer shards.mu.Unlock()
+	for hostPort, link := range shards.links {
+		if !shards.cluster.isMaster(hostPort) {
+			link.stop()
+			delete(shards.links, hostPort)
+		}
+	}
+}
+
+// closeAll closes every connection.
+func (shards *shardLinks) closeAll() {
+	shards.mu.Lock()
+	defer shards.mu.Unlock()
+	for hostPort, link := range shards.links {
+		link.stop()
+		delete(shards.links, hostPort)
+	}
+}
+
+// firstArgument returns the first argument of an encoded command: the
+// first channel of a push command.
+func firstArgument(command []byte) ([]byte, bool) {
+	count, rest, ok := arrayHeader(command)
+	if !ok || count < 2 {
+		return nil, false
+	}
+	if _, rest, ok = bulkString(rest); !ok {
+		return nil, false
+	}
+	argument, _, ok := bulkString(rest)
+	return argument, ok
+}
