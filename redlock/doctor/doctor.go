@@ -10,7 +10,6 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
-	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/redlock/internal/transport"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -117,7 +116,7 @@ func Run(ctx context.Context, addresses []string, options redlock.Options, docto
 	for i := range names {
 		names[i] = group.Address(i)
 	}
-	reports := diagnose(ctx, group, names, groupOptions.DialTimeout, doctorOptions, newProbeKey(doctorOptions.KeyPrefix))
+	reports := diagnose(ctx, group, names, groupOptions.DialTimeout, doctorOptions, announcingOf(group).probeKey(doctorOptions.KeyPrefix))
 	if ctx.Err() != nil {
 		return reports, fmt.Errorf("doctor: the checks were cut short: %w", context.Cause(ctx))
 	}
@@ -177,8 +176,9 @@ type subscriptionCheck struct {
 // release channels of the lock keys that start with keyPrefix.
 func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.Duration, probeKey, keyPrefix string) []subscriptionCheck {
 	const fallback = "waiters are not woken by releases on this node, and retry at the retry delay when fewer than a quorum of nodes can notify"
-	channel := naming.ReleasedChannelPrefix + probeKey
-	channelsRule := ruleWord(partChannels, keyPrefix)
+	announce := announcingOf(group)
+	channel := announce.channel(probeKey)
+	channelsRule := announce.ruleWord(partChannels, keyPrefix)
 	checks := make([]subscriptionCheck, group.Len())
 	var mu sync.Mutex
 	pending := group.Len()
@@ -202,7 +202,7 @@ func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.
 			// Tracking was turned on, or refused, before OnConnect.
 			checks[node].tracking = checks[node].trackingRefusal == nil
 			mu.Unlock()
-			subscriber.SendTo(node, resp.AppendCommand(nil, "SUBSCRIBE", channel))
+			subscriber.SendTo(node, resp.AppendCommand(nil, announce.command("SUBSCRIBE"), channel))
 		},
 		OnInvalidate: func(mux.Invalidation) {}, // nothing is armed: tracking is only turned on
 		OnTrackingUnavailable: func(node int, err error) {
@@ -220,17 +220,17 @@ func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.
 				return
 			}
 			switch string(push.Elems[0].Str) {
-			case "subscribe":
+			case "subscribe", "ssubscribe":
 				mu.Lock()
 				checks[node].subscribed = true
 				mu.Unlock()
-				subscriber.SendTo(node, resp.AppendCommand(nil, "UNSUBSCRIBE", channel))
-			case "unsubscribe":
+				subscriber.SendTo(node, resp.AppendCommand(nil, announce.command("UNSUBSCRIBE"), channel))
+			case "unsubscribe", "sunsubscribe":
 				mu.Lock()
 				defer mu.Unlock()
 				checks[node].unsubscribed = true
 				settleLocked(node, Finding{CheckNotifications, SeverityOK, "the user may subscribe to the release channels (" +
-					naming.ReleasedChannelPrefix + "*) and unsubscribe, over RESP3: releases wake waiters"})
+					announce.channel("*") + ", " + announce.command("SUBSCRIBE") + ") and unsubscribe, over RESP3: releases wake waiters"})
 			}
 		},
 		OnUnavailable: func(node int, err error) {
@@ -250,9 +250,9 @@ func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.
 			switch {
 			case checks[node].subscribed:
 				message = fmt.Sprintf("%v: a Client stops listening to this node when its first wait ends, and then %s; %s",
-					err, fallback, grant("UNSUBSCRIBE", "+unsubscribe"))
+					err, fallback, grant(announce.command("UNSUBSCRIBE"), announce.ruleWord("+unsubscribe", keyPrefix)))
 			case classifyRefusal(refusal.Message) == refusedCommand:
-				message = fmt.Sprintf("%v: %s; %s", err, fallback, grant("SUBSCRIBE", "+subscribe"))
+				message = fmt.Sprintf("%v: %s; %s", err, fallback, grant(announce.command("SUBSCRIBE"), announce.ruleWord("+subscribe", keyPrefix)))
 			default:
 				message = fmt.Sprintf("%v: %s; %s", err, fallback, grant("the release channels", channelsRule))
 			}

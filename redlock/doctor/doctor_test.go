@@ -458,3 +458,32 @@ func waitFor(condition func() bool) bool {
 	}
 	return true
 }
+
+// With a Redis Cluster member, a Client announces releases with sharded
+// pub/sub on every node, and the doctor checks what it does: SSUBSCRIBE
+// and SPUBLISH on the release channel of a probe key whose hash tag keeps
+// its fencing counter and its channel in its slot, as a lock's must. A
+// user without SSUBSCRIBE is told to grant +ssubscribe.
+func TestDoctorChecksShardedAnnouncements(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{
+		ACLUsers: []string{"locker on >pw ~* &* +@all -ssubscribe"},
+	})
+	for _, test := range []struct {
+		options       redlock.Options
+		severity      doctor.Severity
+		notifications string
+		permissions   string
+	}{
+		{redlock.Options{}, doctor.SeverityOK, "SSUBSCRIBE", "+spublish +ssubscribe +sunsubscribe"},
+		{redlock.Options{Username: "locker", Password: "pw"}, doctor.SeverityWarn, "+ssubscribe", "+ssubscribe"},
+	} {
+		reports, err := doctor.Run(doctorContext(t), []string{cluster.Address()}, test.options, doctor.Options{})
+		require.NoError(t, err)
+		notifications := findingOf(t, reports[0], doctor.CheckNotifications)
+		assert.Equal(t, test.severity, notifications.Severity, notifications.Message)
+		assert.Contains(t, notifications.Message, test.notifications)
+		permissions := findingOf(t, reports[0], doctor.CheckPermissions)
+		assert.Equal(t, test.severity, permissions.Severity, permissions.Message)
+		assert.Contains(t, permissions.Message, test.permissions)
+	}
+}

@@ -31,11 +31,18 @@ const probeKeyInfix = "lockmux-doctor:"
 // sets: a key it may set but not delete goes away by itself.
 const probeTTL = "10000"
 
-// newProbeKey returns a key under prefix that no lock uses: the
-// permissions check sets it and deletes it again, with its fencing
-// counter, and the notifications check subscribes to its release channel.
-func newProbeKey(prefix string) string {
-	return prefix + probeKeyInfix + strconv.FormatUint(rand.Uint64()|1<<63, 16)
+// probeKey returns a key under prefix that no lock uses: the permissions
+// check sets it and deletes it again, with its fencing counter, and the
+// notifications check subscribes to its release channel. With sharded
+// announcements (a node is a Redis Cluster), its random digits are a hash
+// tag, so that the key, its counter and its release channel share a slot,
+// as a lock's must.
+func (a announcing) probeKey(prefix string) string {
+	digits := strconv.FormatUint(rand.Uint64()|1<<63, 16)
+	if a.sharded {
+		digits = "{" + digits + "}"
+	}
+	return prefix + probeKeyInfix + digits
 }
 
 // The parts of the minimal ACL rule of a lockmux user that are not
@@ -112,13 +119,14 @@ func classifyRefusal(message string) refusal {
 
 // permissionProbe is what the permissions check found on one node.
 type permissionProbe struct {
+	announce announcing
 	allowed  map[string]bool   // the parts that a probe showed allowed
 	refused  map[string]string // the parts refused, with the node's refusal
 	problems []string          // errors that are not refusals
 }
 
-func newPermissionProbe() *permissionProbe {
-	return &permissionProbe{allowed: make(map[string]bool), refused: make(map[string]string)}
+func newPermissionProbe(announce announcing) *permissionProbe {
+	return &permissionProbe{announce: announce, allowed: make(map[string]bool), refused: make(map[string]string)}
 }
 
 // allow notes that a probe ran what part grants.
@@ -177,7 +185,11 @@ func (p *permissionProbe) observeScript(reply resp.Value) {
 			}
 			continue
 		}
-		p.observe(strings.ToUpper(name)+" in a script", "+"+name, []string{partKeys}, resp.Value{Type: resp.TypeError, Str: []byte(message)})
+		command := strings.ToUpper(name)
+		if name == "publish" {
+			command = p.announce.command(command)
+		}
+		p.observe(command+" in a script", "+"+name, []string{partKeys}, resp.Value{Type: resp.TypeError, Str: []byte(message)})
 	}
 }
 
@@ -187,8 +199,9 @@ func (p *permissionProbe) observeScript(reply resp.Value) {
 // call, over the probe key alone and over the probe key and its fencing
 // counter. It returns early only for a failure of the connection.
 func (f nodeFacts) probePermissions(ctx context.Context, probeKey string) (*permissionProbe, error) {
-	probe := newPermissionProbe()
-	channel := naming.ReleasedChannelPrefix + probeKey
+	announce := announcingOf(f.group)
+	probe := newPermissionProbe(announce)
+	channel, publish := announce.channel(probeKey), announce.command("PUBLISH")
 	fenceKey := probeKey + naming.FenceKeySuffix
 	const value = "lockmux-doctor"
 	calls := []struct {
@@ -198,10 +211,10 @@ func (f nodeFacts) probePermissions(ctx context.Context, probeKey string) (*perm
 	}{
 		{"SET", "+set", []string{partKeys}, []string{"SET", probeKey, value, "NX", "PX", probeTTL}},
 		{"SCRIPT LOAD", "+script|load", nil, []string{"SCRIPT", "LOAD", permissionsLua.Source()}},
-		{"EVALSHA", "+evalsha", []string{partKeys}, []string{"EVALSHA", permissionsLua.SHA(), "1", probeKey, value, channel}},
-		{"EVALSHA", "+evalsha", []string{partKeys, partFenceKeys}, []string{"EVALSHA", permissionsLua.SHA(), "2", probeKey, fenceKey, value, channel}},
-		{"EVAL", "+eval", []string{partKeys}, []string{"EVAL", permissionsLua.Source(), "1", probeKey, value, channel}},
-		{"EVAL", "+eval", []string{partKeys, partFenceKeys}, []string{"EVAL", permissionsLua.Source(), "2", probeKey, fenceKey, value, channel}},
+		{"EVALSHA", "+evalsha", []string{partKeys}, []string{"EVALSHA", permissionsLua.SHA(), "1", probeKey, value, channel, publish}},
+		{"EVALSHA", "+evalsha", []string{partKeys, partFenceKeys}, []string{"EVALSHA", permissionsLua.SHA(), "2", probeKey, fenceKey, value, channel, publish}},
+		{"EVAL", "+eval", []string{partKeys}, []string{"EVAL", permissionsLua.Source(), "1", probeKey, value, channel, publish}},
+		{"EVAL", "+eval", []string{partKeys, partFenceKeys}, []string{"EVAL", permissionsLua.Source(), "2", probeKey, fenceKey, value, channel, publish}},
 	}
 	for _, call := range calls {
 		_, commandRefused := probe.refused[call.part]
@@ -252,7 +265,7 @@ func (p *permissionProbe) observeSubscription(check subscriptionCheck) {
 		if check.subscribed {
 			command = "UNSUBSCRIBE"
 		}
-		p.observe(command, "+"+strings.ToLower(command), nil, resp.Value{Type: resp.TypeError, Str: []byte(check.refusal.Message)})
+		p.observe(p.announce.command(command), "+"+strings.ToLower(command), nil, resp.Value{Type: resp.TypeError, Str: []byte(check.refusal.Message)})
 	}
 }
 
@@ -268,14 +281,14 @@ func (p *permissionProbe) finding(user, prefix, probeKey string) Finding {
 			outside = append(outside, "the probe key "+probeKey)
 			severity = max(severity, SeverityWarn)
 		case refused && prefix == "" && permission.part == partChannels:
-			outside = append(outside, "its release channel "+naming.ReleasedChannelPrefix+probeKey)
+			outside = append(outside, "its release channel "+p.announce.channel(probeKey))
 			severity = max(severity, SeverityWarn)
 		case refused:
-			missing = append(missing, fmt.Sprintf("%s (%s; the node said: %s)", ruleWord(permission.part, prefix), permission.without, refusal))
-			words = append(words, ruleWord(permission.part, prefix))
+			missing = append(missing, fmt.Sprintf("%s (%s; the node said: %s)", p.announce.ruleWord(permission.part, prefix), permission.without, refusal))
+			words = append(words, p.announce.ruleWord(permission.part, prefix))
 			severity = max(severity, permission.severity)
 		case !p.allowed[permission.part]:
-			unchecked = append(unchecked, ruleWord(permission.part, prefix))
+			unchecked = append(unchecked, p.announce.ruleWord(permission.part, prefix))
 			severity = max(severity, SeverityWarn)
 		}
 	}
@@ -285,7 +298,7 @@ func (p *permissionProbe) finding(user, prefix, probeKey string) Finding {
 	if severity == SeverityOK {
 		return Finding{CheckPermissions, SeverityOK, fmt.Sprintf(
 			"the user %s may run every command lockmux sends (%s), on keys such as %s and their fencing counters, and use their release channels",
-			user, naming.UserCommandsRule, probeKey)}
+			user, p.announce.rule(), probeKey)}
 	}
 	var message []string
 	if len(missing) > 0 {
@@ -309,18 +322,4 @@ func (p *permissionProbe) finding(user, prefix, probeKey string) Finding {
 		message = append(message, strings.Join(p.problems, "; "))
 	}
 	return Finding{CheckPermissions, severity, strings.Join(message, "; ")}
-}
-
-// ruleWord returns the ACL SETUSER word that grants part to a user whose
-// lock keys start with prefix.
-func ruleWord(part, prefix string) string {
-	switch part {
-	case partKeys:
-		return "~" + prefix + "*"
-	case partFenceKeys:
-		return "~" + prefix + "*" + naming.FenceKeySuffix
-	case partChannels:
-		return "&" + naming.ReleasedChannelPrefix + prefix + "*"
-	}
-	return part
 }
