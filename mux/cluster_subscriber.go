@@ -33,36 +33,41 @@ type shardLinks struct {
 // shardLink is the subscription connection to one master, read by a
 // goroutine of its own until stop.
 type shardLink struct {
-	conn *conn.Conn
+	*link
 	stop context.CancelFunc
 }
 
 // sendToShard writes command to the master of the slot of its first
 // channel (any master for a command without one), on that master's
-// subscription connection, made and dialled now when there is none: it
-// reports false then, and the connection's OnConnect has the
-// subscriptions made again. Before the slot map is known, it has the map
-// read, whose arrival does the same (see followMap).
+// subscription connection. It reports false when there is none yet (see
+// shardLink): the connection's OnConnect, or the map's arrival, has the
+// subscriptions made again.
 func (s *Subscriber) sendToShard(node int, command []byte) bool {
-	shards := s.nodes[node].shards
 	slot := anySlot
 	if channel, ok := firstArgument(command); ok {
 		slot = slotOf(channel)
 	}
+	l := s.shardLink(node, slot)
+	return l != nil && l.conn.SendPush(command)
+}
+
+// shardLink returns node's subscription connection to the master of slot
+// (any master for anySlot), or nil when it has none yet: it is dialled
+// then, or, before the slot map is known, the map is read.
+func (s *Subscriber) shardLink(node, slot int) *shardLink {
+	shards := s.nodes[node].shards
 	hostPort := shards.cluster.hostPortOf(slot)
 	if hostPort == "" {
 		shards.cluster.readSlotsInBackground()
-		return false
+		return nil
 	}
 	shards.mu.Lock()
-	link := shards.links[hostPort]
-	if link == nil {
-		shards.mu.Unlock()
-		s.dial(node, hostPort)
-		return false
-	}
+	l := shards.links[hostPort]
 	shards.mu.Unlock()
-	return link.conn.SendPush(command)
+	if l == nil {
+		s.dial(node, hostPort)
+	}
+	return l
 }
 
 // dial makes the subscription connection of node's master at hostPort,
@@ -74,18 +79,17 @@ func (s *Subscriber) dial(node int, hostPort string) {
 	if shards.links[hostPort] != nil {
 		return
 	}
-	server, err := conn.New(shards.cluster.serverURL(hostPort), shards.options)
+	server, err := s.newLink(node, shards.cluster.serverURL(hostPort), shards.options)
 	if err != nil {
 		return // the address came from the cluster's own map, in the form New takes
 	}
 	ctx, stop := context.WithCancel(s.ctx)
-	link := &shardLink{conn: server, stop: stop}
 	if !s.start(func() { s.listen(ctx, node, server, true) }) {
 		stop()
-		server.Close()
+		server.conn.Close()
 		return
 	}
-	shards.links[hostPort] = link
+	shards.links[hostPort] = &shardLink{link: server, stop: stop}
 }
 
 // redirected takes a master's refusal of a push command with a redirect:

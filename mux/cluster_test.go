@@ -269,3 +269,56 @@ func TestSlotTag(t *testing.T) {
 	assert.Equal(t, "0", mux.SlotTag(mux.Slot("0")))
 	assert.Equal(t, "1", mux.SlotTag(mux.Slot("1")))
 }
+
+// A cluster member's keys are tracked on the subscription connection to
+// the master of their slot, dialled at the first Track that needs it: a
+// change of a key armed there is reported with its arming's tag, a flush
+// of that master reports the keys armed on it, and the end of its
+// connection (the master crashed) reports them too, while a key armed on
+// another master stays armed.
+func TestClusterSubscriberTracksKeysOnTheirMaster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, true, redistest.Options{})
+	group, err := mux.New([]string{cluster.Address()}, mux.Options{DialTimeout: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { group.Close() })
+	w := watch(t, group)
+	w.connected(t, 1) // the member's first OnConnect
+	keys := []string{"tracked:a", "tracked:b"}
+	for mux.Slot(keys[1]) == mux.Slot(keys[0]) || cluster.MasterOf(mux.Slot(keys[1])) == cluster.MasterOf(mux.Slot(keys[0])) {
+		keys[1] += "b"
+	}
+	arm := func(key string, tag uint64) {
+		t.Helper()
+		for {
+			err := w.subscriber.Track(context.Background(), 0, mux.NewRequest("PTTL", key), tag, key)
+			if err == nil {
+				return
+			}
+			require.ErrorIs(t, err, mux.ErrNotConnected, "the master's connection is being dialled")
+			receive(t, w.connects) // it tracks by its OnConnect
+		}
+	}
+	for i, key := range keys {
+		outside(t, cluster.MasterOf(mux.Slot(key)), "SET", key, "token")
+		arm(key, uint64(i+1))
+	}
+
+	outside(t, cluster.MasterOf(mux.Slot(keys[0])), "PEXPIRE", keys[0], "100000")
+	assert.Equal(t, mux.Invalidation{Node: 0, Key: keys[0], Tag: 1, Cause: mux.InvalidatedKey}, receive(t, w.invalidations))
+
+	arm(keys[0], 3)
+	outside(t, cluster.MasterOf(mux.Slot(keys[0])), "FLUSHALL")
+	assert.Equal(t, mux.Invalidation{Node: 0, Key: keys[0], Tag: 3, Cause: mux.InvalidatedFlush}, receive(t, w.invalidations))
+
+	crashed := slices.Index(cluster.Masters, cluster.MasterOf(mux.Slot(keys[1])))
+	cluster.Masters[crashed].Kill9()
+	gone := receive(t, w.invalidations)
+	assert.Equal(t, keys[1], gone.Key)
+	assert.Equal(t, uint64(2), gone.Tag)
+	assert.Equal(t, mux.InvalidatedDisconnected, gone.Cause)
+	select {
+	case other := <-w.invalidations:
+		t.Fatalf("a key of another master was reported: %+v", other)
+	default:
+	}
+}

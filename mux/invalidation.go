@@ -6,16 +6,17 @@ import (
 	"github.com/lockmux/lockmux/resp"
 )
 
-// push handles a push frame of server node's subscription connection: an
+// push handles a push frame of l, a subscription connection of server
+// node: an
 // invalidation when key tracking is on, any other push for
 // SubscribeOptions.OnPush. It is called by the reader of the connection,
 // one push at a time, in the order of the connection. A malformed
 // invalidation is refused with an error matching ErrMalformedPush: the
 // connection is closed, and the keys it armed are reported
 // (InvalidatedDisconnected).
-func (s *Subscriber) push(node int, push resp.Value) error {
+func (s *Subscriber) push(node int, l *link, push resp.Value) error {
 	if s.options.OnInvalidate != nil && isInvalidation(push) {
-		return s.invalidated(node, push)
+		return s.invalidated(node, l, push)
 	}
 	if onPush := s.options.OnPush; onPush != nil {
 		onPush(node, push)
@@ -34,17 +35,17 @@ func isInvalidation(push resp.Value) bool {
 }
 
 // invalidated reports the armed keys that an invalidation push names, or
-// every armed key for a flush (a null instead of the keys), and ends their
-// arming.
-func (s *Subscriber) invalidated(node int, push resp.Value) error {
+// every armed key of l for a flush (a null instead of the keys), and ends
+// their arming.
+func (s *Subscriber) invalidated(node int, l *link, push resp.Value) error {
 	if err := checkInvalidation(push); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrMalformedPush, s.group.Address(node), err)
 	}
 	sub := s.nodes[node]
 	keys := push.Elems[1]
 	sub.mu.Lock()
-	t := &sub.tracking
-	reported := sub.reported[:0]
+	t := &l.tracking
+	reported := l.reported[:0]
 	if keys.Null {
 		for _, armed := range t.armed {
 			reported = append(reported, Invalidation{Node: node, Key: armed.key, Tag: armed.tag, Cause: InvalidatedFlush})
@@ -62,7 +63,7 @@ func (s *Subscriber) invalidated(node int, push resp.Value) error {
 		s.options.OnInvalidate(invalidation)
 	}
 	clear(reported) // no key strings kept past the report
-	sub.reported = reported[:0]
+	l.reported = reported[:0]
 	return nil
 }
 

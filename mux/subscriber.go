@@ -65,14 +65,16 @@ type SubscribeOptions struct {
 // pushes they bring, apart from the connections of rounds. A Redis Cluster
 // member gets one connection per master, made when a push command is
 // first routed to it: each command goes to the master of its first
-// channel's slot, where sharded pub/sub (SSUBSCRIBE) must be subscribed. A connection that fails is dialled again
-// after a jittered backoff that doubles, capped; a server that cannot carry
-// subscriptions is reported once and left alone.
+// channel's slot, where sharded pub/sub (SSUBSCRIBE) must be subscribed.
+// A connection that fails is dialled again after a jittered backoff that
+// doubles, capped; a server that cannot carry subscriptions is reported
+// once and left alone.
 //
 // With SubscribeOptions.OnInvalidate, the same connections track keys for
 // their owner (see Track): the server pushes an invalidation when a key
 // that the connection read changes, whoever changed it, and the
-// Subscriber tells which arming each invalidation ends.
+// Subscriber tells which arming each invalidation ends. A cluster member's
+// keys are tracked on the connection to the master of their slot.
 //
 // A Subscriber is safe for concurrent use. Close it when done.
 type Subscriber struct {
@@ -90,19 +92,41 @@ type Subscriber struct {
 // subscription is one server's subscription connection, or a Redis
 // Cluster member's connections to its masters.
 type subscription struct {
-	conn   *conn.Conn  // nil for a cluster member, and when the server was unavailable from the start
+	link   *link       // a server's connection; nil for a cluster member, and when the server was unavailable from the start
 	shards *shardLinks // a cluster member's connections (cluster_subscriber.go); nil for a server
 
+	// mu guards unavailable, trackingErr, and the tracking of every link
+	// of the subscription.
 	mu          sync.Mutex
 	unavailable bool
-	tracking    tracking // guarded by mu; see tracking.go
+	trackingErr error // why the server cannot track keys, matching ErrTrackingUnavailable; nil while it may
+}
 
-	// enable is the CLIENT TRACKING command, sent by the server's
-	// goroutine after each dial. reported holds the invalidations of one
-	// push while they are reported, outside mu; only the reader of the
-	// connection uses it, and there is one reader at a time.
+// link is one subscription connection: a server's, or one of a cluster
+// member's, to one master. Its key tracking is its own (see tracking.go).
+type link struct {
+	conn     *conn.Conn
+	tracking tracking // guarded by the subscription's mu
+
+	// enable is the CLIENT TRACKING command, sent by the link's goroutine
+	// after each dial. reported holds the invalidations of one push while
+	// they are reported, outside mu; only the reader of the connection
+	// uses it, and there is one reader at a time.
 	enable   conn.Call
 	reported []Invalidation
+}
+
+// newLink returns a link over a new connection to address, whose pushes
+// and finished calls go to the Subscriber's handlers for node.
+func (s *Subscriber) newLink(node int, address string, options conn.Options) (*link, error) {
+	l := &link{tracking: tracking{armed: make(map[string]armedKey)}}
+	options.OnPush = func(push resp.Value) error { return s.push(node, l, push) }
+	if s.options.OnInvalidate != nil {
+		options.OnFinish = func(call *conn.Call) { s.finished(node, l, call) }
+	}
+	var err error
+	l.conn, err = conn.New(address, options)
+	return l, err
 }
 
 // Subscribe starts a Subscriber over the Group's servers: one connection
@@ -112,7 +136,7 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Subscriber{group: g, options: options, ctx: ctx, cancel: cancel, nodes: make([]*subscription, len(g.nodes))}
 	for i := range s.nodes {
-		s.nodes[i] = &subscription{tracking: tracking{armed: make(map[string]armedKey)}} // all of them before any goroutine reads the slice
+		s.nodes[i] = &subscription{} // all of them before any goroutine reads the slice
 	}
 	for i, node := range g.nodes {
 		sub := s.nodes[i]
@@ -125,40 +149,26 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 		connOptions := g.options.connOptions(i)
 		connOptions.Scripts = nil
 		connOptions.OnConnect, connOptions.OnUnfinished = nil, nil
-		// Only the server's goroutine dials, so that a connection tracks
+		// Only the link's goroutine dials, so that a connection tracks
 		// before it carries an arming read (see Track).
 		connOptions.NoDialOnSend = true
-		connOptions.OnPush = func(push resp.Value) error { return s.push(i, push) }
-		if options.OnInvalidate != nil {
-			connOptions.OnFinish = func(call *conn.Call) { s.finished(i, call) }
-		}
 		if cluster, ok := node.(*cluster); ok {
-			connOptions.OnFinish = nil
 			connOptions.Username, connOptions.Password = cluster.connOptions.Username, cluster.connOptions.Password
 			sub.shards = &shardLinks{cluster: cluster, options: connOptions, links: make(map[string]*shardLink), redirected: make(chan struct{}, 1)}
 			// The member's first OnConnect comes at once, as a server's
 			// comes with its first connection: its subscriptions go where
 			// the map says, read first if need be (see sendToShard).
 			sub.shards.redirected <- struct{}{}
-			if options.OnInvalidate != nil {
-				// Its keys are on many masters: tracking is not built for
-				// them.
-				err := fmt.Errorf("%w: %s is a Redis Cluster, whose keys are not tracked", ErrTrackingUnavailable, cluster.name)
-				sub.tracking.state, sub.tracking.err = trackingUnavailable, err // before any goroutine reads it
-				if report := options.OnTrackingUnavailable; report != nil {
-					s.goroutines.Go(func() { report(i, err) })
-				}
-			}
 			s.goroutines.Go(func() { s.followMap(ctx, i) })
 			continue
 		}
 		var err error
-		if sub.conn, err = conn.New(g.dialAddresses[i], connOptions); err != nil {
+		if sub.link, err = s.newLink(i, g.dialAddresses[i], connOptions); err != nil {
 			// New validated every address already.
 			s.goroutines.Go(func() { s.unavailable(i, fmt.Errorf("%w: %w", ErrPushUnavailable, err)) })
 			continue
 		}
-		s.goroutines.Go(func() { s.listen(ctx, i, sub.conn, false) })
+		s.goroutines.Go(func() { s.listen(ctx, i, sub.link, false) })
 	}
 	return s
 }
@@ -168,7 +178,8 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 // out unable to carry subscriptions. A cluster's master that refuses a
 // command with a redirect (MOVED) has the slot map read again, and the
 // member's subscriptions made again where the map says (see followMap).
-func (s *Subscriber) listen(ctx context.Context, node int, link *conn.Conn, shard bool) {
+func (s *Subscriber) listen(ctx context.Context, node int, l *link, shard bool) {
+	link := l.conn
 	defer link.Close()
 	retry := time.NewTimer(0)
 	defer retry.Stop()
@@ -185,7 +196,7 @@ func (s *Subscriber) listen(ctx context.Context, node int, link *conn.Conn, shar
 					ErrPushUnavailable, link.Address()))
 				return
 			}
-			if s.enableTracking(ctx, node) {
+			if s.enableTracking(ctx, node, l) {
 				if onConnect := s.options.OnConnect; onConnect != nil {
 					onConnect(node)
 				}
@@ -207,7 +218,7 @@ func (s *Subscriber) listen(ctx context.Context, node int, link *conn.Conn, shar
 				if refused != nil {
 					err = refused
 				}
-				s.disconnected(ctx, node, err)
+				s.disconnected(ctx, node, l, err)
 				if s.isUnavailable(node) {
 					return
 				}
@@ -275,10 +286,10 @@ func (s *Subscriber) SendTo(node int, command []byte) bool {
 		return false
 	case sub.shards != nil:
 		return s.sendToShard(node, command)
-	case sub.conn == nil:
+	case sub.link == nil:
 		return false
 	}
-	return sub.conn.SendPush(command)
+	return sub.link.conn.SendPush(command)
 }
 
 // Close closes the subscription connections and waits for the

@@ -80,26 +80,22 @@ type Invalidation struct {
 	Err error
 }
 
-// trackingState is where key tracking stands on one server's subscription
+// trackingState is where key tracking stands on one subscription
 // connection.
 type trackingState uint8
 
 const (
-	// trackingOff: no connection tracks yet, or the last one ended and
-	// the next has not enabled tracking yet.
+	// trackingOff: the connection does not track yet, or it ended and the
+	// next has not enabled tracking yet.
 	trackingOff trackingState = iota
 	// trackingOn: the live connection tracks; keys may be armed.
 	trackingOn
-	// trackingUnavailable: the server cannot track keys, for the life of
-	// the Subscriber.
-	trackingUnavailable
 )
 
-// tracking is the key tracking of one server's subscription connection.
-// It is guarded by the subscription's mutex.
+// tracking is the key tracking of one subscription connection (link). It
+// is guarded by the subscription's mutex.
 type tracking struct {
 	state trackingState
-	err   error // why the server cannot track, once trackingUnavailable
 
 	// connection counts the ends of the connections that tracked: an
 	// arming read counts only if it was answered on the connection it was
@@ -133,7 +129,11 @@ type arming struct {
 // given to SubscribeOptions.OnInvalidate with tag, unless a later Track of
 // the key on that node was answered first; a change reported before the
 // reply is given with the tag of the arming it ended, if any. The reply is
-// in request.Reply, and tells what the read saw when the arming began.
+// in request.Reply, and tells what the read saw when the arming began. On
+// a Redis Cluster member, the keys must share a slot: they are armed on
+// the connection to the master of the first one's slot, which is dialled
+// if it has none yet (Track fails then with ErrNotConnected, and the
+// member's OnConnect follows once it tracks).
 //
 // Track returns nil when the keys are armed. Otherwise they are not, and
 // its error says why: the server cannot track (ErrTrackingUnavailable, or
@@ -150,17 +150,18 @@ func (s *Subscriber) Track(ctx context.Context, node int, request *Request, tag 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("mux: %s: %w", s.group.Address(node), err)
 	}
+	l := s.trackingLink(node, keys)
 	sub.mu.Lock()
-	if err := s.trackableLocked(node); err != nil {
+	if err := s.trackableLocked(node, l); err != nil {
 		sub.mu.Unlock()
 		return err
 	}
-	t := &sub.tracking
+	t := &l.tracking
 	t.readings = append(t.readings, arming{call: call, keys: keys, tag: tag, connection: t.connection})
 	sub.mu.Unlock()
 
-	sub.conn.Send(call, time.Now().Add(s.group.options.RequestTimeout))
-	sub.conn.Wait(ctx, call)
+	l.conn.Send(call, time.Now().Add(s.group.options.RequestTimeout))
+	l.conn.Wait(ctx, call)
 
 	sub.mu.Lock()
 	armed := false
@@ -186,39 +187,57 @@ func (s *Subscriber) Track(ctx context.Context, node int, request *Request, tag 
 	}
 }
 
-// trackableLocked returns why keys cannot be armed on server node now, or
-// nil. The caller holds the subscription's mutex.
-func (s *Subscriber) trackableLocked(node int) error {
+// trackingLink returns the link that tracks keys on server node: the
+// server's, or for a cluster member, the link to the master of the first
+// key's slot, nil (after dialling it) when it has none yet.
+func (s *Subscriber) trackingLink(node int, keys []string) *link {
+	sub := s.nodes[node]
+	if sub.shards == nil {
+		return sub.link
+	}
+	slot := anySlot
+	if len(keys) > 0 {
+		slot = slotOf(keys[0])
+	}
+	if l := s.shardLink(node, slot); l != nil {
+		return l.link
+	}
+	return nil
+}
+
+// trackableLocked returns why keys cannot be armed on server node's link
+// l now, or nil. The caller holds the subscription's mutex.
+func (s *Subscriber) trackableLocked(node int, l *link) error {
 	sub := s.nodes[node]
 	switch {
 	case s.options.OnInvalidate == nil:
 		return fmt.Errorf("%w: SubscribeOptions.OnInvalidate is nil", ErrTrackingUnavailable)
-	case sub.tracking.state == trackingUnavailable:
-		return sub.tracking.err
-	case sub.tracking.state == trackingOff || sub.conn == nil:
+	case sub.trackingErr != nil:
+		return sub.trackingErr
+	case l == nil || l.tracking.state == trackingOff:
 		return fmt.Errorf("mux: %s: %w: the subscription connection does not track yet", s.group.Address(node), ErrNotConnected)
 	}
 	return nil
 }
 
 // finished takes into account the end of a call on server node's
-// subscription connection: the reply to an arming read, if it is not an
+// subscription connection l: the reply to an arming read, if it is not an
 // error and came on the connection the read was sent for, arms the read's
 // keys with its tag. The Conn calls it (conn.Options.OnFinish) as soon as
 // the call is over, before it handles any later push: the armings take
 // effect in the order of the connection, whoever reads it.
-func (s *Subscriber) finished(node int, call *conn.Call) {
+func (s *Subscriber) finished(node int, l *link, call *conn.Call) {
 	sub := s.nodes[node]
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	t := &sub.tracking
+	t := &l.tracking
 	for i := range t.readings {
 		reading := &t.readings[i]
 		if reading.call != call {
 			continue
 		}
 		reading.armed = call.Err == nil && !call.Abandoned() && !call.Reply.IsError() &&
-			reading.connection == t.connection && t.state == trackingOn
+			reading.connection == t.connection && t.state == trackingOn && sub.trackingErr == nil
 		if reading.armed {
 			for _, key := range reading.keys {
 				t.armed[key] = armedKey{key: key, tag: reading.tag}
@@ -228,34 +247,32 @@ func (s *Subscriber) finished(node int, call *conn.Call) {
 	}
 }
 
-// enableTracking turns tracking on for server node's fresh connection,
-// when key tracking is wanted and the server can. It reports false when
-// the connection failed meanwhile: it is then dialled again.
-func (s *Subscriber) enableTracking(ctx context.Context, node int) bool {
+// enableTracking turns tracking on for the fresh connection l of server
+// node, when key tracking is wanted and the server can. It reports false
+// when the connection failed meanwhile: it is then dialled again.
+func (s *Subscriber) enableTracking(ctx context.Context, node int, l *link) bool {
 	sub := s.nodes[node]
 	if s.options.OnInvalidate == nil {
 		return true
 	}
 	sub.mu.Lock()
-	state := sub.tracking.state
+	unavailable := sub.trackingErr != nil
 	sub.mu.Unlock()
-	if state == trackingUnavailable {
+	if unavailable {
 		return true // the subscriptions go on without it
 	}
-	call := &sub.enable
+	call := &l.enable
 	call.Reset()
 	call.Command = resp.AppendCommand(call.Command, "CLIENT", "TRACKING", "ON")
-	if sub.conn.Do(ctx, call) != nil {
+	if l.conn.Do(ctx, call) != nil {
 		return false
 	}
 	if call.Reply.IsError() {
-		s.trackingUnavailable(node, fmt.Errorf("%w: %s refused CLIENT TRACKING: %w", ErrTrackingUnavailable, sub.conn.Address(), call.Reply.Err()))
+		s.trackingUnavailable(node, fmt.Errorf("%w: %s refused CLIENT TRACKING: %w", ErrTrackingUnavailable, l.conn.Address(), call.Reply.Err()))
 		return true
 	}
 	sub.mu.Lock()
-	if sub.tracking.state == trackingOff {
-		sub.tracking.state = trackingOn
-	}
+	l.tracking.state = trackingOn
 	sub.mu.Unlock()
 	return true
 }
@@ -265,25 +282,27 @@ func (s *Subscriber) enableTracking(ctx context.Context, node int) bool {
 func (s *Subscriber) trackingUnavailable(node int, err error) {
 	sub := s.nodes[node]
 	sub.mu.Lock()
-	first := sub.tracking.state != trackingUnavailable
-	sub.tracking.state, sub.tracking.err = trackingUnavailable, err
+	first := sub.trackingErr == nil
+	if first {
+		sub.trackingErr = err
+	}
 	sub.mu.Unlock()
 	if first && s.options.OnTrackingUnavailable != nil {
 		s.options.OnTrackingUnavailable(node, err)
 	}
 }
 
-// disconnected ends the tracking of server node's connection, which
+// disconnected ends the tracking of l, a connection of server node, which
 // Listen stopped reading because of err: the keys it armed are reported
 // as InvalidatedDisconnected, unless the Subscriber is closing (ctx
 // ended), and the armings still under way will not count.
-func (s *Subscriber) disconnected(ctx context.Context, node int, err error) {
+func (s *Subscriber) disconnected(ctx context.Context, node int, l *link, err error) {
 	if s.options.OnInvalidate == nil {
 		return
 	}
 	sub := s.nodes[node]
 	sub.mu.Lock()
-	t := &sub.tracking
+	t := &l.tracking
 	var reported []Invalidation
 	if ctx.Err() == nil {
 		reported = make([]Invalidation, 0, len(t.armed))
@@ -293,9 +312,7 @@ func (s *Subscriber) disconnected(ctx context.Context, node int, err error) {
 	}
 	clear(t.armed)
 	t.connection++
-	if t.state == trackingOn {
-		t.state = trackingOff
-	}
+	t.state = trackingOff
 	sub.mu.Unlock()
 	for _, invalidation := range reported {
 		s.options.OnInvalidate(invalidation)

@@ -339,3 +339,42 @@ func lockSubscribed(t *testing.T, ctx context.Context, waiter *Mutex) *workgroup
 	}), "the waiter waits, subscribed on a quorum")
 	return &waiting
 }
+
+// A cluster member watches what a plain node watches, each key on the
+// connection to its slot's master: a renewed hold's key cut short from
+// outside is noticed at once (here the renewal is 3.3 s away), and a flush
+// of a master that stays up, which no connection of the Client sees
+// restart, quarantines that master at once, through its epoch marker.
+func TestClusterMemberWatchesKeysAndMarkers(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	observer := &extendObserver{extensions: make(chan ExtendEvent, 4)}
+	ctx, trusting := trustedClient(t, []string{cluster.Address()}, 20*time.Second)
+	require.NoError(t, trusting.Close())
+	client := connectedClient(t, []string{cluster.Address()}, Options{MaxTTL: 10 * time.Second, Observer: observer})
+	m := client.NewMutex("watched", MutexOptions{TTL: 10 * time.Second, AutoExtend: true})
+	require.NoError(t, m.Lock(ctx))
+	defer m.Unlock(ctx)
+	master := cluster.MasterOf(mux.Slot("watched"))
+	master.Do(t, "PEXPIRE", "watched", "100")
+	select {
+	case event := <-observer.extensions:
+		require.NoError(t, event.Err, "the extension that answers the cut")
+	case <-time.After(2 * time.Second):
+		t.Fatal("the cut went unnoticed: no extension before the renewal's schedule")
+	}
+
+	require.True(t, waitUntil(func() bool { return client.quarantine.nodes[0].armed.Load() >= 3 }), "every master's marker is armed")
+	flushed := cluster.Masters[0]
+	flushed.Do(t, "FLUSHALL")
+	require.True(t, waitUntil(func() bool { return client.quarantine.nodes[0].pending.Load() }), "the flush was noticed")
+	for i := 0; ; i++ {
+		key := "after:" + strconv.Itoa(i)
+		if cluster.MasterOf(mux.Slot(key)) != flushed {
+			continue
+		}
+		err := client.NewMutex(key, MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
+		require.ErrorIs(t, err, ErrNotAcquired, "the flushed master's keys are quarantined")
+		assert.Contains(t, err.Error(), "quarantined")
+		break
+	}
+}

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -265,7 +266,8 @@ const markerWatchTag = 0
 // while it stays up, which no client reconnects to, is quarantined at
 // once; a marker found missing by the arming read was flushed since it
 // was read, and does the same. A node whose arming fails keeps its
-// verdict until it reconnects.
+// verdict until it reconnects. On a Redis Cluster node, each master's
+// marker is armed on the connection to that master.
 func (q *quarantine) watchMarker(node int) {
 	if q == nil || q != q.client.quarantine || q.client.options.Protocol == ProtocolRESP2 {
 		return // TrustNodes's quarantine of a Client that does not quarantine has no verdict to keep
@@ -283,16 +285,37 @@ func (q *quarantine) watchMarker(node int) {
 		if subscriber == nil {
 			return
 		}
-		request := mux.NewRequest("GET", epochKey)
-		if subscriber.Track(w.ctx, node, request, markerWatchTag, epochKey) != nil {
-			return
+		markers := []string{epochKey}
+		if c.group.IsCluster(node) {
+			// Each master keeps its own marker, watched on the connection
+			// to that master.
+			tags, err := c.group.MasterTags(w.ctx, node)
+			if err != nil {
+				return
+			}
+			markers = markers[:0]
+			for _, tag := range tags {
+				markers = append(markers, naming.ClusterEpochKey(tag))
+			}
 		}
-		if request.Reply().Null {
-			q.connected(node)
-			return
+		for _, marker := range markers {
+			request := mux.NewRequest("GET", marker)
+			if subscriber.Track(w.ctx, node, request, markerWatchTag, marker) != nil {
+				continue
+			}
+			if request.Reply().Null {
+				q.connected(node)
+				return
+			}
+			q.nodes[node].armed.Add(1)
 		}
-		q.nodes[node].armed.Add(1)
 	})
+}
+
+// isEpochKey reports whether key is an epoch marker: a node's, or a
+// cluster master's (naming.ClusterEpochKey).
+func isEpochKey(key string) bool {
+	return key == epochKey || strings.HasPrefix(key, epochKey+":{")
 }
 
 // TrustNodes states that the nodes are new, or kept every key they ever

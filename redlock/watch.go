@@ -109,7 +109,7 @@ func (w *watcher) forget(m *Mutex) {
 // report is older than the hold's last own write. It runs on a
 // subscription connection's goroutine and must not block.
 func (w *watcher) invalidated(invalidation mux.Invalidation) {
-	if invalidation.Key == epochKey {
+	if isEpochKey(invalidation.Key) {
 		if q := w.client.quarantine; q != nil {
 			// The marker changed, was flushed, or is no longer watched:
 			// the node's verdict is read again before its next vote.
