@@ -65,7 +65,9 @@
 // the same order, so that a receiver of pushes knows which replies came
 // before a push; with [Options.NoDialOnSend] only Connect dials, so that
 // the owner of a connection knows which of its connections carried a
-// command.
+// command. [Options.OnCarriedReply] is told of the replies to carried
+// commands whose callers let go of them, which a Redis Cluster member
+// reads for redirects.
 //
 // # Concurrency
 //

@@ -85,6 +85,14 @@ type Options struct {
 	// read the call's Reply and Err; it must be quick, must not block, and
 	// must not call into the Conn or into anything that does.
 	OnFinish func(call *Call)
+	// OnCarriedReply is told of the reply to each carried command
+	// (Call.Carry) whose caller let go of it, the moment the reply is read:
+	// the command's bytes, its CarryUntil and Label, and the reply, valid
+	// only during the call. It is called with the Conn's lock held; it
+	// must be quick, must not block, and must not call into the Conn or
+	// into anything that does. A Redis Cluster member follows the
+	// redirects such a command meets.
+	OnCarriedReply func(command []byte, until time.Time, label string, reply resp.Value)
 	// NoDialOnSend keeps Send from dialling: while the connection is down,
 	// Send fails a call at once with an error matching ErrNotConnected,
 	// unless a dial that Connect started is in progress, which then

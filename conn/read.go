@@ -187,6 +187,8 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 	}
 	if entry.call != nil {
 		c.deliverLocked(entry, value)
+	} else if onCarried := c.options.OnCarriedReply; entry.carry && onCarried != nil {
+		onCarried(entry.command, entry.until, entry.label, value)
 	}
 	if c.address.MasterName != "" && value.IsError() && string(resp.ErrorCode(value.Str)) == "READONLY" {
 		// The master was demoted: the next dial asks the sentinels again.

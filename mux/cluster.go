@@ -64,6 +64,7 @@ type slotMap struct {
 func newCluster(node int, address conn.Address, options Options) *cluster {
 	c := &cluster{address: address, name: address.String(), options: options, servers: make(map[string]*conn.Conn)}
 	c.connOptions = options.connOptions(node)
+	c.connOptions.OnCarriedReply = c.carriedReply
 	if c.connOptions.Username == "" {
 		c.connOptions.Username = address.Username
 	}
@@ -88,7 +89,7 @@ func (c *cluster) serverURL(hostPort string) string {
 // (OnConnect).
 func (c *cluster) passingConn(hostPort string) (*conn.Conn, error) {
 	options := c.connOptions
-	options.OnConnect, options.Scripts, options.AskPersistence = nil, nil, false
+	options.OnConnect, options.Scripts, options.AskPersistence, options.OnCarriedReply = nil, nil, false, nil
 	return conn.New(c.serverURL(hostPort), options)
 }
 
@@ -338,6 +339,47 @@ func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
 		target.Send(call, time.Now().Add(c.options.RequestTimeout))
 		target.Flush()
 	}
+}
+
+// carriedReply follows, on a goroutine of its own, the redirect that a
+// carried command whose caller let go of it met (a release that the
+// round no longer waited for): a release that a resharding or a failover
+// sent elsewhere still reaches its key. A carried command may run twice.
+// The Conn calls it with its lock held (conn.Options.OnCarriedReply).
+func (c *cluster) carriedReply(command []byte, until time.Time, label string, reply resp.Value) {
+	if reply.Type != resp.TypeError {
+		return
+	}
+	to, ok := parseRedirect(reply.Str)
+	if !ok {
+		return
+	}
+	call := &conn.Call{Command: bytes.Clone(command), Carry: true, CarryUntil: until, Label: label}
+	go c.follow(call, to)
+}
+
+// follow sends call where the redirect to points, and waits for its reply
+// until its CarryUntil, following further redirects (see Wait); a call
+// still unanswered then is carried by the connection it was sent on.
+func (c *cluster) follow(call *conn.Call, to redirect) {
+	ctx, cancel := context.WithDeadline(context.Background(), call.CarryUntil)
+	defer cancel()
+	if to.ask {
+		private := c.ask(ctx, call, to.hostPort)
+		if private == nil {
+			return
+		}
+		defer private.Close()
+	} else {
+		target, err := c.server(to.hostPort)
+		if err != nil {
+			return
+		}
+		c.moved(to.slot, target)
+		target.Send(call, time.Now().Add(c.options.RequestTimeout))
+		target.Flush()
+	}
+	c.Wait(ctx, call)
 }
 
 // ask sends call, after ASKING, to the master at hostPort on a connection

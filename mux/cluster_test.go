@@ -322,3 +322,31 @@ func TestClusterSubscriberTracksKeysOnTheirMaster(t *testing.T) {
 	default:
 	}
 }
+
+// A carried command that nobody waits for any more (a release whose round
+// was decided without this member) still follows the redirect it meets:
+// sent on a stale map to the slot's old master, its MOVED is followed by
+// the member, and the command reaches the key on the new master.
+func TestClusterMemberFollowsTheRedirectsOfCarriedCommands(t *testing.T) {
+	group, cluster := clusterGroup(t)
+	round := group.NewRound()
+	key := "carried"
+	slot := mux.Slot(key)
+	require.Equal(t, "OK", setOnce(t, group, round, key, "held"))
+	to := cluster.Masters[0]
+	if to == cluster.MasterOf(slot) {
+		to = cluster.Masters[1]
+	}
+	cluster.MoveSlot(slot, to) // the member's map still names the old master
+	require.Equal(t, "held", to.Do(t, "GET", key), "the key moved with its slot")
+
+	round.SetCommand("DEL", key)
+	round.Carry(time.Now().Add(10*time.Second), "release")
+	group.Send(round, time.Now().Add(time.Second))
+	group.Discard(round) // nobody waits for it: the connection reads its reply after a second
+	deadline := time.Now().Add(10 * time.Second)
+	for to.Do(t, "EXISTS", key) != "0" {
+		require.False(t, time.Now().After(deadline), "the carried DEL never reached the key's new master")
+		time.Sleep(10 * time.Millisecond)
+	}
+}
