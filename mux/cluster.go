@@ -405,9 +405,20 @@ func (c *cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *co
 	return private
 }
 
+// Collect takes call's reply if it arrived (conn.Conn.Collect). The reply
+// of a carried call that its caller lets go of without reading it
+// (Group.Discard) is looked at still: a redirect is followed, as for the
+// reply of a carried call that its connection reads (carriedReply).
 func (c *cluster) Collect(call *conn.Call) bool {
-	if sentOn := call.SentOn(); sentOn != nil {
-		return sentOn.Collect(call)
+	sentOn := call.SentOn()
+	if sentOn == nil {
+		return true
+	}
+	if !sentOn.Collect(call) {
+		return false
+	}
+	if call.Carry && call.Err == nil && !call.Abandoned() {
+		c.carriedReply(call.Command, call.CarryUntil, call.Label, call.Reply)
 	}
 	return true
 }
