@@ -391,7 +391,7 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 		durable = "; its writer fsyncs every write (appendfsync always), so a restart that keeps it is trusted at once"
 	}
 	switch at, err := strconv.ParseInt(written, 10, 64); {
-	case reply.Elems[0].Str == nil || len(reply.Elems[0].Str) == 0:
+	case len(reply.Elems[0].Str) == 0:
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("no epoch marker: the node is new, or lost its data (a restart without "+
 			"persistence, a flush); a client with Options.Quarantine keeps it out of the locks for the longest TTL (%v) when it connects%s",
 			longestTTL, restate)}
