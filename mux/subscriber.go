@@ -22,7 +22,8 @@ const (
 )
 
 // SubscribeOptions are the handlers of a Subscriber. They are called on
-// the Subscriber's goroutines, one per server, or on a goroutine that
+// the Subscriber's goroutines, one per subscription connection and one
+// per Redis Cluster member, or on a goroutine that
 // reads a subscription connection for its own reply (Track); they must be
 // safe for concurrent use and must not block: they may Send, but not
 // Track, which waits for a reply that only their return lets be read.
@@ -130,8 +131,10 @@ func (s *Subscriber) newLink(node int, address string, options conn.Options) (*l
 }
 
 // Subscribe starts a Subscriber over the Group's servers: one connection
-// and one goroutine per server, dialled at once. With Options.Protocol
-// ProtocolRESP2 it dials nothing, and reports every server unavailable.
+// and one goroutine per server, dialled at once; a Redis Cluster member's
+// connections to its masters are dialled as push commands and key
+// armings are routed to them. With Options.Protocol ProtocolRESP2 it
+// dials nothing, and reports every server unavailable.
 func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Subscriber{group: g, options: options, ctx: ctx, cancel: cancel, nodes: make([]*subscription, len(g.nodes))}
