@@ -174,6 +174,11 @@ func (n *nemesis) failover() {
 	c := n.cluster
 	i := len(c.nodes) - 1
 	master, replica := c.nodes[i], c.replica
+	// The replica follows its master before it is made to miss writes: a
+	// fault just before (F1, F22 restart the master) may have it loading
+	// a full resynchronisation still, and a loading server cannot be
+	// promoted.
+	c.awaitReplica()
 	what := failoverName
 	n.begin(what, i)
 	replica.Stop() // it misses what the master takes from now on
