@@ -16,9 +16,9 @@ func TestNextBackoff(t *testing.T) {
 	low, high := 100*time.Millisecond, 5*time.Second
 	wait := time.Duration(0)
 	for _, want := range []time.Duration{low, 2 * low, 4 * low} {
-		wait = nextBackoff(wait, time.Millisecond, low, high)
+		wait = NextBackoff(wait, time.Millisecond, low, high)
 		assert.Equal(t, want, wait)
 	}
-	assert.Equal(t, high, nextBackoff(4*time.Second, time.Millisecond, low, high), "capped")
-	assert.Equal(t, low, nextBackoff(high, 24*time.Hour, low, high), "a long-lived subscription ended")
+	assert.Equal(t, high, NextBackoff(4*time.Second, time.Millisecond, low, high), "capped")
+	assert.Equal(t, low, NextBackoff(high, 24*time.Hour, low, high), "a long-lived subscription ended")
 }

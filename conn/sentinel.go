@@ -151,7 +151,7 @@ func (c *Conn) watchSentinels() {
 		if errors.Is(err, ErrClosed) {
 			return
 		}
-		backoff = nextBackoff(backoff, time.Since(started), c.options.BackoffMin, c.options.BackoffMax)
+		backoff = NextBackoff(backoff, time.Since(started), c.options.BackoffMin, c.options.BackoffMax)
 		timer := time.NewTimer(backoff)
 		select {
 		case <-c.closing:
@@ -289,15 +289,4 @@ func (c *Conn) askSentinelReport(ctx context.Context, sentinel string) (master, 
 		return master, string(reply.Str), reply.Err()
 	}
 	return master, string(reply.Str), nil
-}
-
-// nextBackoff returns the wait before the next try after one that lasted
-// lasted and ended: double the last wait, within [low, high], unless the
-// try lasted at least high: a subscription that lived that long ended as
-// news, not as a loop, and the next try comes after low.
-func nextBackoff(last, lasted, low, high time.Duration) time.Duration {
-	if lasted >= high {
-		last = 0
-	}
-	return min(max(2*last, low), high)
 }

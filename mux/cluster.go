@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -53,7 +52,7 @@ type cluster struct {
 }
 
 // slotMap says which master serves each slot, and lists the masters and
-// their addresses ("host:port").
+// their addresses ("host:port"): every owner is among the masters.
 type slotMap struct {
 	owner     [SlotCount]*conn.Conn
 	masters   []*conn.Conn
@@ -222,16 +221,24 @@ const anySlot = -1
 // routeSlot returns the master of slot, any master for anySlot or a slot
 // without one, or nil when the slot map is not known yet.
 func (c *cluster) routeSlot(slot int) *conn.Conn {
-	slots := c.slots.Load()
-	if slots == nil || len(slots.masters) == 0 {
-		return nil
+	master, _ := c.slots.Load().route(slot)
+	return master
+}
+
+// route returns the master of slot in the map, any master for anySlot or
+// a slot without one, and its address ("host:port"); nil and "" for a nil
+// map.
+func (m *slotMap) route(slot int) (*conn.Conn, string) {
+	if m == nil || len(m.masters) == 0 {
+		return nil, ""
 	}
-	if slot != anySlot {
-		if owner := slots.owner[slot]; owner != nil {
-			return owner
-		}
+	if slot == anySlot || m.owner[slot] == nil {
+		return m.masters[0], m.hostPorts[0]
 	}
-	return slots.masters[0]
+	if i := slices.Index(m.masters, m.owner[slot]); i >= 0 { // always, as the map is made
+		return m.masters[i], m.hostPorts[i]
+	}
+	return m.owner[slot], ""
 }
 
 // Send queues call on the master of its slot (see sendTo).
@@ -330,12 +337,11 @@ func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
 			}
 			continue
 		}
-		target, err := c.server(redirect.hostPort)
+		target, err := c.moved(redirect)
 		if err != nil {
 			call.Fail(fmt.Errorf("mux: %s: redirected to %s: %w", c.name, redirect.hostPort, err))
 			return
 		}
-		c.moved(redirect.slot, target)
 		target.Send(call, time.Now().Add(c.options.RequestTimeout))
 		target.Flush()
 	}
@@ -371,11 +377,10 @@ func (c *cluster) follow(call *conn.Call, to redirect) {
 		}
 		defer private.Close()
 	} else {
-		target, err := c.server(to.hostPort)
+		target, err := c.moved(to)
 		if err != nil {
 			return
 		}
-		c.moved(to.slot, target)
 		target.Send(call, time.Now().Add(c.options.RequestTimeout))
 		target.Flush()
 	}
@@ -429,18 +434,28 @@ func (c *cluster) Abandon(call *conn.Call) {
 	}
 }
 
-// moved records that slot is now served by target, in a copy of the map,
-// and has the whole map read again in the background.
-func (c *cluster) moved(slot int, target *conn.Conn) {
-	if slots := c.slots.Load(); slots != nil && slots.owner[slot] != target {
+// moved records that to's slot is now served by the master it names, in
+// a copy of the map, which lists that master if it did not, has the whole
+// map read again in the background, and returns the master's connection.
+func (c *cluster) moved(to redirect) (*conn.Conn, error) {
+	target, err := c.server(to.hostPort)
+	if err != nil {
+		return nil, err
+	}
+	if slots := c.slots.Load(); slots != nil && slots.owner[to.slot] != target {
 		updated := *slots
-		updated.owner[slot] = target
+		updated.owner[to.slot] = target
+		if !slices.Contains(updated.masters, target) {
+			updated.masters = append(slices.Clip(updated.masters), target)
+			updated.hostPorts = append(slices.Clip(updated.hostPorts), to.hostPort)
+		}
 		if c.slots.CompareAndSwap(slots, &updated) {
 			c.mapChanged()
 		}
 	}
 	c.stale.Store(true)
 	c.readSlotsInBackground()
+	return target, nil
 }
 
 // redirect is a MOVED or ASK error reply: "MOVED slot host:port".
@@ -478,9 +493,10 @@ func parseRedirect(text []byte) (redirect, bool) {
 	return r, true
 }
 
-// masterTags returns, per master of the slot map, read first if it was
-// not yet, a hash tag that routes to that master: a key that holds "{tag}"
-// goes to it.
+// masterTags returns, per master of the slot map that serves a slot, read
+// first if it was not yet, a hash tag that routes to that master: a key
+// that holds "{tag}" goes to it. The tag is the smallest of the masters'
+// slots' tags (SlotTag).
 func (c *cluster) masterTags(ctx context.Context) ([]string, error) {
 	slots := c.slots.Load()
 	if slots == nil {
@@ -489,16 +505,17 @@ func (c *cluster) masterTags(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 	}
-	tags := make([]string, len(slots.masters))
-	found := 0
-	for n := 0; found < len(tags) && n < 1<<20; n++ {
-		tag := strconv.Itoa(n)
-		owner := slots.owner[Slot(tag)]
-		for i, master := range slots.masters {
-			if master == owner && tags[i] == "" {
-				tags[i] = tag
-				found++
-			}
+	smallest := make(map[*conn.Conn]uint32, len(slots.masters))
+	table := slotTags()
+	for slot, owner := range slots.owner {
+		if tag, seen := smallest[owner]; owner != nil && (!seen || table[slot] < tag) {
+			smallest[owner] = table[slot]
+		}
+	}
+	tags := make([]string, 0, len(smallest))
+	for _, master := range slots.masters {
+		if tag, serves := smallest[master]; serves {
+			tags = append(tags, strconv.FormatUint(uint64(tag), 10))
 		}
 	}
 	return tags, nil
@@ -508,46 +525,15 @@ func (c *cluster) masterTags(ctx context.Context) ([]string, error) {
 // any master for anySlot or a slot without one, or "" when the slot map is
 // not known yet.
 func (c *cluster) hostPortOf(slot int) string {
-	master := c.routeSlot(slot)
-	if master == nil {
-		return ""
-	}
-	slots := c.slots.Load()
-	for i, candidate := range slots.masters {
-		if candidate == master {
-			return slots.hostPorts[i]
-		}
-	}
-	// A MOVED put a master in the map that the last reading did not list.
-	for hostPort, server := range c.serversSnapshot() {
-		if server == master {
-			return hostPort
-		}
-	}
-	return ""
+	_, hostPort := c.slots.Load().route(slot)
+	return hostPort
 }
 
-// serversSnapshot returns a copy of the connections to the masters.
-func (c *cluster) serversSnapshot() map[string]*conn.Conn {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.servers)
-}
-
-// isMaster reports whether the slot map names the server at hostPort the
-// master of a slot.
+// isMaster reports whether the slot map names the server at hostPort a
+// master.
 func (c *cluster) isMaster(hostPort string) bool {
 	slots := c.slots.Load()
-	if slots == nil {
-		return false
-	}
-	if slices.Contains(slots.hostPorts, hostPort) {
-		return true
-	}
-	c.mu.Lock()
-	server := c.servers[hostPort]
-	c.mu.Unlock()
-	return server != nil && slices.Contains(slots.owner[:], server)
+	return slots != nil && slices.Contains(slots.hostPorts, hostPort)
 }
 
 // watchMap returns a channel that receives a value after the slot map

@@ -155,17 +155,14 @@ func parseClusterShards(reply resp.Value, asked string, tls bool) ([]slotRange, 
 			if host == "" || host == "?" {
 				host = text(field(node, "ip"))
 			}
-			if host == "" || host == "?" {
-				host = asked
-			}
 			port := field(node, "port")
 			if tlsPort := field(node, "tls-port"); tls && tlsPort.Type == resp.TypeInteger && tlsPort.Int > 0 {
 				port = tlsPort
 			}
-			if port.Type != resp.TypeInteger || port.Int <= 0 || port.Int > 65535 {
-				return nil, fmt.Errorf("%w: CLUSTER SHARDS gave a master without a port", ErrClusterMap)
+			var err error
+			if master, err = masterAddress(host, port, asked, "CLUSTER SHARDS"); err != nil {
+				return nil, err
 			}
-			master = net.JoinHostPort(host, strconv.FormatInt(port.Int, 10))
 			break
 		}
 		if len(slots.Elems)%2 != 0 {
@@ -195,22 +192,30 @@ func parseClusterSlots(reply resp.Value, asked string, tls bool) ([]slotRange, e
 		if len(entry.Elems) < 3 || len(entry.Elems[2].Elems) < 2 {
 			return nil, fmt.Errorf("%w: CLUSTER SLOTS gave a range without a master", ErrClusterMap)
 		}
-		master := entry.Elems[2]
-		host := text(master.Elems[0])
-		if host == "" || host == "?" {
-			host = asked
+		master, err := masterAddress(text(entry.Elems[2].Elems[0]), entry.Elems[2].Elems[1], asked, "CLUSTER SLOTS")
+		if err != nil {
+			return nil, err
 		}
-		port := master.Elems[1]
-		if port.Type != resp.TypeInteger || port.Int <= 0 || port.Int > 65535 {
-			return nil, fmt.Errorf("%w: CLUSTER SLOTS gave a master without a port", ErrClusterMap)
-		}
-		r, err := slotBounds(entry.Elems[0], entry.Elems[1], net.JoinHostPort(host, strconv.FormatInt(port.Int, 10)))
+		r, err := slotBounds(entry.Elems[0], entry.Elems[1], master)
 		if err != nil {
 			return nil, err
 		}
 		ranges = append(ranges, r)
 	}
 	return ranges, nil
+}
+
+// masterAddress returns the "host:port" of a master that command's reply
+// names by host and port: the host of the node asked when the reply gives
+// none ("" or "?", as a node that does not know its own address says).
+func masterAddress(host string, port resp.Value, asked, command string) (string, error) {
+	if host == "" || host == "?" {
+		host = asked
+	}
+	if port.Type != resp.TypeInteger || port.Int <= 0 || port.Int > 65535 {
+		return "", fmt.Errorf("%w: %s gave a master without a port", ErrClusterMap, command)
+	}
+	return net.JoinHostPort(host, strconv.FormatInt(port.Int, 10)), nil
 }
 
 // slotBounds checks a range's bounds.

@@ -97,9 +97,7 @@ func (s *Subscriber) dial(node int, hostPort string) {
 // subscriptions are made again.
 func (s *Subscriber) redirected(node int, to redirect) {
 	shards := s.nodes[node].shards
-	if target, err := shards.cluster.server(to.hostPort); err == nil {
-		shards.cluster.moved(to.slot, target)
-	}
+	shards.cluster.moved(to) // a failure leaves the map as it was: the subscriptions are made again where it says
 	select {
 	case shards.redirected <- struct{}{}:
 	default:

@@ -12,10 +12,11 @@ import (
 )
 
 // The bounds of the backoff between two dials of one subscription
-// connection. It doubles after each connection that failed or did not last
-// subscriptionBackoffMax, and starts again from the bottom after one that
-// lasted: a server that drops every subscription is dialled a few times a
-// second at first, then every subscriptionBackoffMax, never in a loop.
+// connection (conn.NextBackoff). It doubles after each connection that
+// failed or did not last subscriptionBackoffMax, and starts again from the
+// bottom after one that lasted: a server that drops every subscription is
+// dialled a few times a second at first, then every
+// subscriptionBackoffMax, never in a loop.
 const (
 	subscriptionBackoffMin = 50 * time.Millisecond
 	subscriptionBackoffMax = 2 * time.Second
@@ -193,6 +194,7 @@ func (s *Subscriber) listen(ctx context.Context, node int, l *link, shard bool) 
 			return
 		case <-retry.C:
 		}
+		var lasted time.Duration // how long the connection was listened to
 		if link.Connect(ctx) == nil {
 			if link.Protocol() != ProtocolRESP3 {
 				s.unavailable(node, fmt.Errorf("%w: %s speaks only RESP2, and subscriptions need RESP3 (Redis 6 or later)",
@@ -225,17 +227,13 @@ func (s *Subscriber) listen(ctx context.Context, node int, l *link, shard bool) 
 				if s.isUnavailable(node) {
 					return
 				}
-				if shard && ctx.Err() == nil {
-					s.nodes[node].shards.cluster.unreachable() // its slots may have a new master
-				}
-				if time.Since(connected) >= subscriptionBackoffMax {
-					backoff = 0 // the connection lasted: its end is news, not a loop
-				}
+				lasted = time.Since(connected)
 			}
-		} else if shard && ctx.Err() == nil {
-			s.nodes[node].shards.cluster.unreachable()
 		}
-		backoff = min(max(2*backoff, subscriptionBackoffMin), subscriptionBackoffMax)
+		if shard && ctx.Err() == nil {
+			s.nodes[node].shards.cluster.unreachable() // the master failed or went: its slots may have a new one
+		}
+		backoff = conn.NextBackoff(backoff, lasted, subscriptionBackoffMin, subscriptionBackoffMax)
 		// Full jitter in [backoff/2, backoff] keeps clients out of step.
 		retry.Reset(backoff/2 + rand.N(backoff/2+1))
 	}

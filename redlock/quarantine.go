@@ -239,19 +239,18 @@ func (q *quarantine) askMasters(ctx context.Context, node int, action string) (r
 	if err != nil {
 		return resp.Value{}, nil, fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
 	}
-	youngest := resp.Value{}
+	youngest, ok := epoch.Youngest(requests)
+	if !ok {
+		if youngest == nil {
+			return resp.Value{}, nil, nil
+		}
+		return youngest.Reply().Clone(), nil, nil
+	}
 	ages := make(map[string]time.Duration, len(requests))
 	for _, request := range requests {
-		reply := request.Reply()
-		if reply.IsError() || reply.Type != resp.TypeInteger || reply.Int < 0 {
-			return reply.Clone(), nil, nil
-		}
-		ages[request.Server()] = time.Duration(reply.Int) * time.Millisecond
-		if youngest.Type != resp.TypeInteger || reply.Int < youngest.Int {
-			youngest = reply
-		}
+		ages[request.Server()] = time.Duration(request.Reply().Int) * time.Millisecond
 	}
-	return youngest, ages, nil
+	return youngest.Reply(), ages, nil
 }
 
 // markerWatchTag is the tag of the armings of the epoch markers: the
@@ -285,18 +284,14 @@ func (q *quarantine) watchMarker(node int) {
 		if subscriber == nil {
 			return
 		}
-		markers := []string{epochKey}
-		if c.group.IsCluster(node) {
-			// Each master keeps its own marker, watched on the connection
-			// to that master.
-			tags, err := c.group.MasterTags(w.ctx, node)
-			if err != nil {
-				return
-			}
-			markers = markers[:0]
-			for _, tag := range tags {
-				markers = append(markers, naming.ClusterEpochKey(tag))
-			}
+		// A cluster's masters each keep their own marker, watched on the
+		// connection to that master.
+		markers, err := epoch.MasterMarkers(w.ctx, c.group, node)
+		if err != nil {
+			return
+		}
+		if markers == nil {
+			markers = []string{epochKey}
 		}
 		for _, marker := range markers {
 			request := mux.NewRequest("GET", marker)

@@ -53,6 +53,18 @@ func (s *Server) Do(t testing.TB, args ...string) string {
 // whole exchange must finish within timeout.
 func roundTrip(addr string, tlsConfig *tls.Config, password string, timeout time.Duration, args ...string) (string, error) {
 	deadline := time.Now().Add(timeout)
+	conn, reader, err := dial(addr, tlsConfig, password, deadline)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	return exchange(conn, reader, args...)
+}
+
+// dial connects to addr (with TLS when tlsConfig is not nil) and sends
+// AUTH when password is not empty, all by deadline, which stays the
+// connection's deadline.
+func dial(addr string, tlsConfig *tls.Config, password string, deadline time.Time) (net.Conn, *bufio.Reader, error) {
 	dialer := &net.Dialer{Deadline: deadline}
 	var conn net.Conn
 	var err error
@@ -62,23 +74,24 @@ func roundTrip(addr string, tlsConfig *tls.Config, password string, timeout time
 		conn, err = dialer.Dial("tcp", addr)
 	}
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	defer conn.Close()
 	if err := conn.SetDeadline(deadline); err != nil {
-		return "", err
+		conn.Close()
+		return nil, nil, err
 	}
 	reader := bufio.NewReader(conn)
 	if password != "" {
 		reply, err := exchange(conn, reader, "AUTH", password)
-		if err != nil {
-			return "", err
+		if err == nil && reply != "OK" {
+			err = fmt.Errorf("redistest: AUTH: %s", reply)
 		}
-		if reply != "OK" {
-			return "", fmt.Errorf("redistest: AUTH: %s", reply)
+		if err != nil {
+			conn.Close()
+			return nil, nil, err
 		}
 	}
-	return exchange(conn, reader, args...)
+	return conn, reader, nil
 }
 
 // exchange writes one command and reads one reply.
@@ -199,26 +212,15 @@ type Session struct {
 // does), closed when the test ends.
 func (s *Server) Session() *Session {
 	s.t.Helper()
-	dialer := &net.Dialer{Timeout: doTimeout}
-	var conn net.Conn
-	var err error
-	if tlsConfig := s.TLSConfig(); tlsConfig != nil {
-		conn, err = tls.DialWithDialer(dialer, "tcp", s.Addr(), tlsConfig)
-	} else {
-		conn, err = dialer.Dial("tcp", s.Addr())
+	conn, reader, err := dial(s.Addr(), s.TLSConfig(), s.opts.Password, time.Now().Add(doTimeout))
+	if err == nil {
+		err = conn.SetDeadline(time.Time{}) // each Receive sets its own
 	}
 	if err != nil {
 		s.t.Fatalf("redistest: %s: %v", s.Addr(), err)
 	}
 	s.t.Cleanup(func() { conn.Close() })
-	session := &Session{t: s.t, conn: conn, reader: bufio.NewReader(conn)}
-	if s.opts.Password != "" {
-		session.Send("AUTH", s.opts.Password)
-		if reply := session.Receive(); reply != "OK" {
-			s.t.Fatalf("redistest: %s: AUTH: %s", s.Addr(), reply)
-		}
-	}
-	return session
+	return &Session{t: s.t, conn: conn, reader: reader}
 }
 
 // Send writes one command.

@@ -163,15 +163,8 @@ func (c *Cluster) serverAt(address string) *Server {
 func (c *Cluster) Failover(i int) *Server {
 	c.t.Helper()
 	replica := c.Replicas[i]
-	promoted := func() bool { return strings.HasPrefix(replica.Do(c.t, "ROLE"), "[master ") }
 	c.require(replica, "OK", "CLUSTER", "FAILOVER")
-	for deadline := time.Now().Add(manualFailoverWait); !promoted() && time.Now().Before(deadline); {
-		time.Sleep(readyPollPeriod)
-	}
-	if !promoted() {
-		c.require(replica, "OK", "CLUSTER", "FAILOVER", "FORCE")
-		c.waitFor("the replica to be promoted", promoted)
-	}
+	c.awaitPromotion(replica, manualFailoverWait, "FORCE")
 	// A forced failover leaves the old master a master until it hears of
 	// the new one: until then, it tells its own view of the slots.
 	c.waitFor("the old master to follow the new one", func() bool {
@@ -193,16 +186,24 @@ func (c *Cluster) Crash(i int) *Server {
 	c.t.Helper()
 	replica := c.Replicas[i]
 	c.Masters[i].Kill9()
+	c.awaitPromotion(replica, crashFailoverWait, "TAKEOVER")
+	c.waitOK(c.Masters[i])
+	return replica
+}
+
+// awaitPromotion waits, at most patience, for replica to answer as a
+// master; if it does not by then, it asks it again with CLUSTER FAILOVER
+// option, and waits for it as any wait of the Cluster.
+func (c *Cluster) awaitPromotion(replica *Server, patience time.Duration, option string) {
+	c.t.Helper()
 	promoted := func() bool { return strings.HasPrefix(replica.Do(c.t, "ROLE"), "[master ") }
-	for deadline := time.Now().Add(crashFailoverWait); !promoted() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(patience); !promoted() && time.Now().Before(deadline); {
 		time.Sleep(readyPollPeriod)
 	}
 	if !promoted() {
-		c.require(replica, "OK", "CLUSTER", "FAILOVER", "TAKEOVER")
+		c.require(replica, "OK", "CLUSTER", "FAILOVER", option)
 		c.waitFor("the replica to be promoted", promoted)
 	}
-	c.waitOK(c.Masters[i])
-	return replica
 }
 
 // crashFailoverWait is how long Crash waits for the cluster to promote a

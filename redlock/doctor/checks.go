@@ -16,9 +16,10 @@ import (
 
 // nodeFacts is one node of a group, and what INFO told about it.
 type nodeFacts struct {
-	group *mux.Group
-	node  int
-	info  map[string]string
+	group    *mux.Group
+	node     int
+	announce announcing // how a Client of the group announces releases
+	info     map[string]string
 }
 
 // do sends one request to the node.

@@ -116,7 +116,7 @@ func Run(ctx context.Context, addresses []string, options redlock.Options, docto
 	for i := range names {
 		names[i] = group.Address(i)
 	}
-	reports := diagnose(ctx, group, names, groupOptions.DialTimeout, doctorOptions, announcingOf(group).probeKey(doctorOptions.KeyPrefix))
+	reports := diagnose(ctx, group, names, groupOptions.DialTimeout, doctorOptions)
 	if ctx.Err() != nil {
 		return reports, fmt.Errorf("doctor: the checks were cut short: %w", context.Cause(ctx))
 	}
@@ -125,17 +125,20 @@ func Run(ctx context.Context, addresses []string, options redlock.Options, docto
 
 // diagnose examines every node of group at once and compares their run_ids.
 // The nodes are named by addresses; the notifications check waits up to
-// dialTimeout for its subscriptions; the permissions check probes probeKey.
-func diagnose(ctx context.Context, group *mux.Group, addresses []string, dialTimeout time.Duration, options Options, probeKey string) []NodeReport {
+// dialTimeout for its subscriptions; the permissions check probes a key of
+// its own under options.KeyPrefix.
+func diagnose(ctx context.Context, group *mux.Group, addresses []string, dialTimeout time.Duration, options Options) []NodeReport {
+	announce := announcingOf(group)
+	probeKey := announce.probeKey(options.KeyPrefix)
 	reports := make([]NodeReport, group.Len())
 	probes := make([]*permissionProbe, group.Len())
 	var wait sync.WaitGroup
 	for i := range reports {
 		wait.Go(func() {
-			reports[i], probes[i] = examineNode(ctx, nodeFacts{group: group, node: i}, addresses[i], options, probeKey)
+			reports[i], probes[i] = examineNode(ctx, nodeFacts{group: group, node: i, announce: announce}, addresses[i], options, probeKey)
 		})
 	}
-	subscriptions := checkNotifications(ctx, group, dialTimeout, probeKey, options.KeyPrefix)
+	subscriptions := checkNotifications(ctx, group, announce, dialTimeout, probeKey, options.KeyPrefix)
 	wait.Wait()
 	for i := range reports {
 		if reports[i].Findings[0].Severity == SeverityFail { // unreachable
@@ -167,16 +170,15 @@ type subscriptionCheck struct {
 }
 
 // checkNotifications tells, for every node, whether it can carry release
-// notifications: it subscribes, as a Client's waiters do, to the release
+// notifications: it subscribes, as a Client's waiters do (announce), to the release
 // channel of probeKey, which no lock uses, over one more connection per
 // node, then unsubscribes, and waits for each node's confirmations or
 // refusal, up to dialTimeout. The connection turns key tracking on, as a
 // Client's do for the keys of renewed holds: the permissions check reads
 // whether the node let it. The advice for a refused channel names the
 // release channels of the lock keys that start with keyPrefix.
-func checkNotifications(ctx context.Context, group *mux.Group, dialTimeout time.Duration, probeKey, keyPrefix string) []subscriptionCheck {
+func checkNotifications(ctx context.Context, group *mux.Group, announce announcing, dialTimeout time.Duration, probeKey, keyPrefix string) []subscriptionCheck {
 	const fallback = "waiters are not woken by releases on this node, and retry at the retry delay when fewer than a quorum of nodes can notify"
-	announce := announcingOf(group)
 	channel := announce.channel(probeKey)
 	channelsRule := announce.ruleWord(partChannels, keyPrefix)
 	checks := make([]subscriptionCheck, group.Len())

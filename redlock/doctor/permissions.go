@@ -199,9 +199,8 @@ func (p *permissionProbe) observeScript(reply resp.Value) {
 // call, over the probe key alone and over the probe key and its fencing
 // counter. It returns early only for a failure of the connection.
 func (f nodeFacts) probePermissions(ctx context.Context, probeKey string) (*permissionProbe, error) {
-	announce := announcingOf(f.group)
-	probe := newPermissionProbe(announce)
-	channel, publish := announce.channel(probeKey), announce.command("PUBLISH")
+	probe := newPermissionProbe(f.announce)
+	channel, publish := f.announce.channel(probeKey), f.announce.command("PUBLISH")
 	fenceKey := probeKey + naming.FenceKeySuffix
 	const value = "lockmux-doctor"
 	calls := []struct {

@@ -18,20 +18,14 @@ import (
 // them has none of its server process or does not answer.
 func clusterEpochAge(ctx context.Context, group *mux.Group, node int) time.Duration {
 	requests, err := epoch.AskMasters(ctx, group, node, epoch.AgeScript)
-	if err != nil || len(requests) == 0 {
+	if err != nil {
 		return -1
 	}
-	youngest := time.Duration(-1)
-	for _, request := range requests {
-		age := request.Reply()
-		if age.Type != resp.TypeInteger || age.Int < 0 {
-			return -1
-		}
-		if d := time.Duration(age.Int) * time.Millisecond; youngest < 0 || d < youngest {
-			youngest = d
-		}
+	youngest, ok := epoch.Youngest(requests)
+	if !ok {
+		return -1
 	}
-	return youngest
+	return time.Duration(youngest.Reply().Int) * time.Millisecond
 }
 
 // liveWaitersScript counts the waiters in a fair lock's line whose
@@ -135,6 +129,11 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 	fences.SetCommand("GET", key+naming.FenceKeySuffix)
 	line.SetCommand("EVAL", liveWaitersScript, "2", key+naming.QueueKeySuffix, key+naming.AliveKeySuffix)
 	markers.SetCommand("EVAL", epoch.AgeScript, "1", naming.EpochKey)
+	for n := range i.group.Len() {
+		if i.group.IsCluster(n) {
+			markers.Skip(n) // its masters' markers are read one by one (clusterEpochAge)
+		}
+	}
 	rounds := []*mux.Round{values, ttls, fences, line, markers}
 	for _, round := range rounds {
 		i.group.Send(round, deadline)
@@ -174,11 +173,10 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 			node.Fence, _ = strconv.ParseInt(string(fence.Str), 10, 64)
 		}
 		node.EpochAge = -1
-		if age := markers.Reply(n); markers.Err(n) == nil && age.Type == resp.TypeInteger && age.Int >= 0 {
-			node.EpochAge = time.Duration(age.Int) * time.Millisecond
-		}
 		if i.group.IsCluster(n) {
 			node.EpochAge = clusterEpochAge(ctx, i.group, n)
+		} else if age := markers.Reply(n); markers.Err(n) == nil && age.Type == resp.TypeInteger && age.Int >= 0 {
+			node.EpochAge = time.Duration(age.Int) * time.Millisecond
 		}
 		if waiting := line.Reply(n); line.Err(n) == nil && waiting.Type == resp.TypeInteger {
 			node.Waiting = int(waiting.Int)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/resp"
 )
 
 // AgeScript returns the age of the epoch marker KEYS[1] in milliseconds,
@@ -22,22 +23,56 @@ end
 local t = redis.call("TIME")
 return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(written)`
 
-// AskMasters sends script to every master of node, a Redis Cluster, at
-// once, with that master's marker (naming.ClusterEpochKey) as its one key
-// and arguments after it, and returns one answered request per master
-// (mux.Request.Server names it). It returns nil for a node that is not a
-// cluster.
-func AskMasters(ctx context.Context, group *mux.Group, node int, script string, arguments ...string) ([]*mux.Request, error) {
+// MasterMarkers returns the keys of the epoch markers of the masters of
+// node, a Redis Cluster: one per master, each routed to its master
+// (naming.ClusterEpochKey of a tag of Group.MasterTags); nil for a node
+// that is not a cluster.
+func MasterMarkers(ctx context.Context, group *mux.Group, node int) ([]string, error) {
 	tags, err := group.MasterTags(ctx, node)
 	if err != nil || tags == nil {
 		return nil, err
 	}
-	requests := make([]*mux.Request, len(tags))
+	markers := make([]string, len(tags))
 	for i, tag := range tags {
-		requests[i] = mux.NewRequest(append([]string{"EVAL", script, "1", naming.ClusterEpochKey(tag)}, arguments...)...)
+		markers[i] = naming.ClusterEpochKey(tag)
+	}
+	return markers, nil
+}
+
+// AskMasters sends script to every master of node, a Redis Cluster, at
+// once, with that master's marker (MasterMarkers) as its one key and
+// arguments after it, and returns one answered request per master
+// (mux.Request.Server names it). It returns nil for a node that is not a
+// cluster.
+func AskMasters(ctx context.Context, group *mux.Group, node int, script string, arguments ...string) ([]*mux.Request, error) {
+	markers, err := MasterMarkers(ctx, group, node)
+	if err != nil || markers == nil {
+		return nil, err
+	}
+	requests := make([]*mux.Request, len(markers))
+	for i, marker := range markers {
+		requests[i] = mux.NewRequest(append([]string{"EVAL", script, "1", marker}, arguments...)...)
 	}
 	if err := group.Do(ctx, node, requests...); err != nil {
 		return nil, err
 	}
 	return requests, nil
+}
+
+// Youngest reads the replies of AskMasters with a script that answers a
+// marker's age in milliseconds: it returns the request of the youngest
+// marker, or, when a master answered anything but an age (-1 for a
+// missing marker, an error), the first such request and false.
+func Youngest(requests []*mux.Request) (*mux.Request, bool) {
+	var youngest *mux.Request
+	for _, request := range requests {
+		reply := request.Reply()
+		if reply.Type != resp.TypeInteger || reply.Int < 0 {
+			return request, false
+		}
+		if youngest == nil || reply.Int < youngest.Reply().Int {
+			youngest = request
+		}
+	}
+	return youngest, youngest != nil
 }
