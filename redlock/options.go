@@ -120,35 +120,16 @@ type Options struct {
 	// may override both.
 	RetryDelayMin, RetryDelayMax time.Duration
 
-	// Quarantine keeps a node that may have lost keys out of every lock
-	// for MaxTTL and its drift allowance: Redlock's delayed restart,
-	// enforced by the clients. Each node has an epoch marker, the key
-	// lockmux:epoch (no TTL), with the run_id of the server process that
-	// wrote it and the node's time then. Each connection reads it before
-	// the node's votes count again, and writes it anew when it is missing
-	// (a restart without persistence, a flush) or written by another
-	// process (any restart, a replica promoted); while it is younger than
-	// MaxTTL and the drift allowance by the node's own clock, the node's
-	// confirmations of acquisitions, extensions, resumptions and fence
-	// commits do not count (OutcomeQuarantined, ErrQuarantined), and its
-	// releases still go. Every client reaches the same verdict from the
-	// node's marker. The cost is availability: a node quarantined is a
-	// node down, and fresh servers are quarantined until they are stated
-	// new (Client.TrustNodes, redlock trust-nodes). A restart of a plain
-	// node that fsyncs every write (appendonly yes, appendfsync always,
-	// asked with CONFIG GET at each connection) and kept its marker is
-	// trusted at once. It is off by default: a plain node that
-	// persists every write (appendonly yes, appendfsync always) loses no
-	// lock key when it restarts, and keeps the locks available; with
-	// persistence that can lose writes, or replicas that can be promoted,
-	// turn it on. It is on, whatever this field says, when a node is a
-	// master that Redis Sentinel serves: a failover promotes a replica,
-	// which may lack the last writes. A flush of a node that stays up is
-	// noticed at once, the markers being watched by key tracking on the
-	// subscription connections (RESP3, +client|tracking), and at the
-	// node's next connection otherwise. The user needs the key
-	// lockmux:epoch and the commands GET, SET, INFO and TIME, which its
-	// script calls, and CONFIG GET to trust a durable restart.
+	// Quarantine keeps a node that may have lost keys (a restart, a
+	// promotion, a flush) out of every lock for MaxTTL and its drift
+	// allowance, counted by the node's clock from its epoch marker, the key
+	// lockmux:epoch: Redlock's delayed restart, enforced by the clients.
+	// Its confirmations do not count (ErrQuarantined); its releases go.
+	// A server up for longer than that with no sign of a lost key, and the
+	// restart of a plain node that fsyncs every write, vote at once; a
+	// newer server votes once stated new (Client.TrustNodes). Off by
+	// default; on, whatever this field says, for Sentinel and Cluster
+	// nodes. The README's quarantine section gives the rules.
 	Quarantine bool
 
 	// MaxTTL is the longest TTL any client of these nodes uses, with

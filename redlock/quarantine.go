@@ -104,11 +104,12 @@ func (q *quarantine) excludes(node int, server string) (bool, time.Duration) {
 // errQuarantined returns the error of a node whose vote did not count.
 func (q *quarantine) errQuarantined(left time.Duration) error {
 	if left <= 0 {
-		return fmt.Errorf("%w: its epoch marker was not read since it connected", ErrQuarantined)
+		return fmt.Errorf("%w: its epoch marker (%s) was not read since it connected, so whether it lost keys is unknown "+
+			"(redlock doctor tells whether the user may run the epoch script)", ErrQuarantined, epochKey)
 	}
-	return fmt.Errorf("%w for %v more, after a restart, a promotion or a flush %v ago: its epoch marker is younger than "+
-		"Options.MaxTTL and the drift allowance, and the node may have lost keys", ErrQuarantined, left.Round(time.Millisecond),
-		(q.threshold - left).Round(time.Millisecond))
+	return fmt.Errorf("%w for %v more: it restarted, was promoted or was flushed %v ago and may have lost lock keys, "+
+		"so it votes again once they have expired (Client.TrustNodes states a new server safe)", ErrQuarantined,
+		left.Round(time.Millisecond), (q.threshold - left).Round(time.Millisecond))
 }
 
 // verify reads the epoch markers of the nodes whose verdict is unknown,

@@ -57,5 +57,5 @@ func TestSentinelMemberFailoverIsQuarantined(t *testing.T) {
 	require.True(t, errors.As(err, &failure))
 	assert.Equal(t, OutcomeQuarantined, failure.Nodes[0].Outcome, "%v", err)
 	assert.ErrorIs(t, failure.Nodes[0].Err, ErrQuarantined)
-	assert.Regexp(t, `quarantined for [0-9.]+m?s more, after a restart, a promotion or a flush [0-9.]+m?s ago: its epoch marker is younger`, failure.Nodes[0].Err.Error())
+	assert.Regexp(t, `quarantined for [0-9.]+m?s more: it restarted, was promoted or was flushed [0-9.]+m?s ago and may have lost lock keys`, failure.Nodes[0].Err.Error())
 }

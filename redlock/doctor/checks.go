@@ -386,15 +386,12 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 	now := seconds*1000 + micros/1000
 	const restate = "; state new nodes with redlock trust-nodes --force, and only those"
 	owner, written, found := strings.Cut(string(reply.Elems[0].Str), " ")
-	written, flag, _ := strings.Cut(written, " ") // "durable" when the writer fsyncs every write
-	durable := ""
-	if flag == "durable" {
-		durable = "; its writer fsyncs every write (appendfsync always), so a restart that keeps it is trusted at once"
-	}
+	written, _, _ = strings.Cut(written, " ") // the writer's replication ID follows
 	switch at, err := strconv.ParseInt(written, 10, 64); {
 	case len(reply.Elems[0].Str) == 0:
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("no epoch marker: the node is new, or lost its data (a restart without "+
-			"persistence, a flush); a client with Options.Quarantine keeps it out of the locks for the longest TTL (%v) when it connects%s",
+			"persistence, a flush); a client with Options.Quarantine keeps it out of the locks for the longest TTL (%v) when it connects, "+
+			"less the time the server shows it has kept every key since it started%s",
 			longestTTL, restate)}
 	case !found || err != nil:
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker %s holds %q, not a run_id and a time: a client with "+
@@ -410,7 +407,7 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 				"the node out of the locks for %v more", age.Round(time.Millisecond), (longestTTL - age).Round(time.Millisecond))}
 		}
 		return Finding{CheckEpoch, SeverityOK, fmt.Sprintf("the epoch marker is older than the longest TTL (%v): a client with "+
-			"Options.Quarantine lets the node vote%s", longestTTL, durable)}
+			"Options.Quarantine lets the node vote", longestTTL)}
 	}
 }
 

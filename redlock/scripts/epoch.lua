@@ -1,48 +1,91 @@
 -- epoch.lua reads, and writes when it must, a node's epoch marker: the key
--- that tells how long this server process has had the data it has. It
--- holds the run_id of the process that wrote it and the node's own time
--- (TIME, in milliseconds) when it did. A restart gives the process a new
--- run_id, a promoted replica has its own, and a flush or a restart without
--- persistence loses the key: each of them may have lost lock keys, and the
+-- that tells how long this server has certainly kept every key it had.
+-- The marker is "RUN_ID WRITTEN REPLID": the run_id of the server process
+-- that wrote it, the node's time then (TIME, in milliseconds), and that
+-- server's replication ID then. A restart gives a new run_id, and a
+-- promotion a new replication ID; a flush or a restart without
+-- persistence loses the marker. Each may have lost lock keys, and the
 -- marker is written anew, so that its age, by the node's clock, is how
 -- long the node has certainly kept every key.
--- A restart of a server that writes every write to its append-only file
--- and fsyncs it before it answers (appendonly yes, appendfsync always)
--- loses nothing it acknowledged: a marker that says its writer ran so,
--- kept by a server that runs so too and was not promoted from a replica
--- since it started, keeps its age. The marker then ends
--- with " durable", refreshed at each check: a change of appendfsync at run
--- time between two clients' connections is not seen.
+-- Writing anew, a server that shows no sign of having lost a key since it
+-- started (a master never promoted, no flush, swap, DEBUG, REPLICAOF,
+-- FAILOVER, CONFIG RESETSTAT or eviction in its statistics; Redis 7 or
+-- later, whose statistics name subcommands) dates the marker back to its
+-- start: a server up for longer than the longest TTL is trusted at once.
+-- A restart of a server that fsyncs every write to its append-only file
+-- (appendonly yes, appendfsync always) loses nothing it acknowledged. Such
+-- a server writes " durable" after the marker in its append-only file
+-- alone: its keyspace, its snapshots and its replicas have the plain form,
+-- so only its own restart reads the durable form, and keeps the marker's
+-- age. An append-only file rewritten since the last check holds the plain
+-- form: that restart is quarantined.
 -- KEYS[1]: the marker. ARGV[1]: "check", or "trust" for the operator's
 -- statement that the node is new and lost nothing: the marker is written
 -- as if it were as old as the node's clock. ARGV[2]: "durable" from a
 -- client whose connection found appendfsync always (the script cannot
 -- ask CONFIG), "" otherwise.
 -- Returns the marker's age in milliseconds: 0 when it was just written.
+pcall(redis.replicate_commands) -- before set_repl on Redis 6; a no-op on 7
 local server = redis.call("INFO", "server")
+local replication = redis.call("INFO", "replication")
 local run_id = string.match(server, "run_id:(%w+)")
+local replid = string.match(replication, "master_replid:(%w+)")
+-- A promoted replica keeps its old master's replication ID as its second
+-- one until it restarts.
+local promoted = not string.match(replication, "second_repl_offset:%-1")
 local time = redis.call("TIME")
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local durable = ""
-if ARGV[2] == "durable" and string.match(redis.call("INFO", "persistence"), "aof_enabled:1")
-    and string.match(redis.call("INFO", "replication"), "second_repl_offset:%-1") then
-  -- A promoted replica keeps its old master's replication ID as its
-  -- second one: a server promoted since it started is never durable here.
-  durable = " durable"
+local durable = ARGV[2] == "durable" and not promoted
+    and string.match(redis.call("INFO", "persistence"), "aof_enabled:1") ~= nil
+
+local function write(written)
+  local marker = run_id .. " " .. written .. " " .. replid
+  if durable then
+    redis.set_repl(redis.REPL_AOF)
+    redis.call("SET", KEYS[1], marker .. " durable")
+    redis.set_repl(redis.REPL_SLAVE)
+  end
+  redis.call("SET", KEYS[1], marker)
+  redis.set_repl(redis.REPL_ALL)
 end
+
+-- kept returns how long the server has certainly kept every key: since
+-- its start, when nothing in its statistics says it may have lost one.
+local function kept()
+  local major = tonumber(string.match(server, "redis_version:(%d+)"))
+  if promoted or not major or major < 7 or not string.match(replication, "role:master")
+      or not string.match(redis.call("INFO", "stats"), "evicted_keys:0\r") then
+    return 0
+  end
+  local commands = redis.call("INFO", "commandstats")
+  for _, name in ipairs({"flushall", "flushdb", "swapdb", "debug", "replicaof", "slaveof", "failover",
+      "config|resetstat", "cluster|failover", "cluster|reset"}) do
+    if string.find(commands, "cmdstat_" .. name .. ":", 1, true) then
+      return 0
+    end
+  end
+  return (tonumber(string.match(server, "uptime_in_seconds:(%d+)")) or 0) * 1000
+end
+
 if ARGV[1] == "trust" then
-  redis.call("SET", KEYS[1], run_id .. " 0" .. durable)
+  write(0)
   return now
 end
 local marker = redis.call("GET", KEYS[1])
 if marker then
-  local id, written, kept = string.match(marker, "^(%w+) (%d+)( ?%a*)$")
-  if written and (id == run_id or (kept == " durable" and durable == " durable")) then
-    if id ~= run_id or kept ~= durable then
-      redis.call("SET", KEYS[1], run_id .. " " .. written .. durable)
+  local id, written, marker_replid, flag = string.match(marker, "^(%w+) (%d+) (%w+)( ?%a*)$")
+  -- The same process, not a replica since it wrote the marker (a first
+  -- replica also changes the ID, without a promotion); or the restart of a
+  -- durable server that read its own durable form.
+  local same = id == run_id and (marker_replid == replid or not promoted)
+  local restarted = id ~= run_id and flag == " durable" and durable
+  if written and (same or restarted) then
+    if id ~= run_id or marker_replid ~= replid or durable then
+      write(written) -- durable: the append-only file's form again, after a rewrite
     end
     return now - tonumber(written)
   end
 end
-redis.call("SET", KEYS[1], run_id .. " " .. now .. durable)
-return 0
+local age = kept()
+write(now - age)
+return age

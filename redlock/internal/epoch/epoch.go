@@ -15,7 +15,7 @@ const AgeScript = `local marker = redis.call("GET", KEYS[1])
 if not marker then
   return -1
 end
-local id, written = string.match(marker, "^(%w+) (%d+)( ?%a*)$")
+local id, written = string.match(marker, "^(%w+) (%d+)")
 local run_id = string.match(redis.call("INFO", "server"), "run_id:(%w+)")
 if id ~= run_id or not written then
   return -1

@@ -1,0 +1,163 @@
+package redlock
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/faultnet"
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+// infoField returns one field of a server's INFO section.
+func infoField(t *testing.T, server *redistest.Server, section, field string) string {
+	t.Helper()
+	for line := range strings.SplitSeq(server.Do(t, "INFO", section), "\n") {
+		if value, found := strings.CutPrefix(strings.TrimSpace(line), field+":"); found {
+			return value
+		}
+	}
+	return ""
+}
+
+// waitForUptime waits until every server has been up for seconds.
+func waitForUptime(t *testing.T, servers []*redistest.Server, seconds int) {
+	t.Helper()
+	for _, server := range servers {
+		require.Eventually(t, func() bool {
+			up, _ := strconv.Atoi(infoField(t, server, "server", "uptime_in_seconds"))
+			return up >= seconds
+		}, 10*time.Second, 50*time.Millisecond, "%s up for %d s", server.Addr(), seconds)
+	}
+}
+
+// A server that has been up for longer than MaxTTL and shows no sign of
+// having lost a key is trusted at its first contact, with no marker and
+// no TrustNodes; a flush, even one whose statistics were reset since,
+// keeps the server out for MaxTTL.
+func TestQuarantineTrustsAServerUpLongerThanMaxTTL(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	waitForUptime(t, nodes.servers, 1)
+	ctx := context.Background()
+	options := Options{Quarantine: true, MaxTTL: 200 * time.Millisecond}
+
+	first := nodes.client(t, options)
+	m := first.NewMutex("first contact", MutexOptions{TTL: 200 * time.Millisecond})
+	require.NoError(t, m.TryLock(ctx), "servers up for longer than MaxTTL vote at once")
+	require.NoError(t, m.Unlock(ctx))
+	assert.Zero(t, first.Stats().Quarantined)
+
+	nodes.servers[1].Do(t, "FLUSHALL")
+	nodes.servers[2].Do(t, "FLUSHALL")
+	nodes.servers[2].Do(t, "CONFIG", "RESETSTAT")
+	later := nodes.client(t, Options{Quarantine: true, MaxTTL: 10 * time.Second})
+	err := later.NewMutex("after the flushes", MutexOptions{}).TryLock(ctx)
+	require.ErrorIs(t, err, ErrNotAcquired, "two flushed nodes of three")
+	assert.True(t, quarantined(err), "%v", err)
+}
+
+// copyDirectory copies the files below from into to.
+func copyDirectory(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(from, func(path string, entry fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		relative, err := filepath.Rel(from, path)
+		if err != nil || relative == "." {
+			return err
+		}
+		if entry.IsDir() {
+			return os.MkdirAll(filepath.Join(to, relative), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, relative), data, 0o644)
+	}))
+}
+
+// A replica R of a durable master M stops replicating; A locks on M and
+// node 0 (node 2 cut from A); M crashes and its address moves to R, which
+// restarts from its own append-only file without A's key. R's marker came
+// from M by replication, and R's restart must not be trusted as durable:
+// B would acquire on R and node 2 while A holds the lock.
+func TestQuarantineDistrustsAMarkerThatCameByReplication(t *testing.T) {
+	redistest.RequireReal(t)
+	durable := redistest.Options{Persistence: redistest.PersistenceAOF}
+	nodes := startCluster(t, 3, durable)
+	replica := redistest.Start(t, durable)
+	ctx := context.Background()
+	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	watcher := nodes.client(t, options)
+	require.NoError(t, watcher.TrustNodes(ctx))
+
+	replica.Do(t, "REPLICAOF", "127.0.0.1", strconv.Itoa(nodes.servers[1].Port()))
+	require.Eventually(t, func() bool {
+		// The replica writes its append-only file anew after the sync.
+		rewrites, _ := strconv.Atoi(infoField(t, replica, "persistence", "aof_rewrites"))
+		return infoField(t, replica, "replication", "master_link_status") == "up" &&
+			replica.Do(t, "GET", epochKey) != "(nil)" && rewrites > 0 &&
+			infoField(t, replica, "persistence", "aof_rewrite_in_progress") == "0" &&
+			infoField(t, replica, "persistence", "aof_rewrite_scheduled") == "0"
+	}, 10*time.Second, 20*time.Millisecond, "the replica has M's marker in its append-only file")
+	replica.Kill9() // R stops replicating
+
+	var proxied []string
+	for i, server := range nodes.servers {
+		proxy := faultnet.New(t, server.Addr())
+		if i == 2 {
+			proxy.Partition()
+		}
+		proxied = append(proxied, proxy.Addr())
+	}
+	a, err := New(proxied, options)
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).Lock(ctx), "A holds nodes 0 and 1")
+
+	nodes.servers[1].Kill9()
+	nodes.servers[1].Wipe()
+	copyDirectory(t, replica.Dir(), nodes.servers[1].Dir())
+	nodes.servers[1].Restart(t) // R's data at M's address
+	require.Equal(t, "(nil)", nodes.servers[1].Do(t, "GET", "ledger"), "R never had A's key")
+
+	b := nodes.client(t, options)
+	err = b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
+	require.ErrorIs(t, err, ErrNotAcquired, "B would hold the lock A holds")
+	assert.True(t, quarantined(err), "R is quarantined: %v", err)
+}
+
+// A master made a replica whose link never came up keeps its data and
+// its own marker; promoted again, it may lack writes its own master took
+// meanwhile, and it is quarantined as any promoted replica is.
+func TestQuarantineKeepsOutAMasterThatWasAReplicaSinceItsMarker(t *testing.T) {
+	nodes := trustedCluster(t)
+	ctx := context.Background()
+	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	before := nodes.client(t, options)
+	m := before.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, m.Lock(ctx), "node 1's marker is read")
+	require.NoError(t, m.Unlock(ctx))
+	require.Empty(t, before.Stats().Quarantined)
+
+	host, port, _ := strings.Cut(redistest.ClosedAddress(t), ":")
+	nodes.servers[1].Do(t, "REPLICAOF", host, port)
+	nodes.servers[1].Do(t, "REPLICAOF", "NO", "ONE")
+
+	after := nodes.client(t, options)
+	fresh := after.NewMutex("fresh", MutexOptions{TTL: 10 * time.Second})
+	require.NoError(t, fresh.TryLock(ctx), "two nodes of three")
+	require.NoError(t, fresh.Unlock(ctx))
+	assert.Equal(t, uint64(1), after.Stats().Quarantined, "node 1, a replica since its marker, is quarantined")
+}
