@@ -161,3 +161,35 @@ func TestQuarantineKeepsOutAMasterThatWasAReplicaSinceItsMarker(t *testing.T) {
 	require.NoError(t, fresh.Unlock(ctx))
 	assert.Equal(t, uint64(1), after.Stats().Quarantined, "node 1, a replica since its marker, is quarantined")
 }
+
+// setCalls returns how many SET commands a server ran, scripts' included.
+func setCalls(t *testing.T, server *redistest.Server) int {
+	t.Helper()
+	stats := infoField(t, server, "commandstats", "cmdstat_set")
+	calls, _, _ := strings.Cut(strings.TrimPrefix(stats, "calls="), ",")
+	n, _ := strconv.Atoi(calls)
+	return n
+}
+
+// Clients watch the markers, and a marker written again wakes them all:
+// a check that finds the marker as it should be leaves it alone, on a
+// durable node too.
+func TestQuarantineCheckLeavesAnUnchangedMarkerAlone(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{Persistence: redistest.PersistenceAOF})
+	ctx := context.Background()
+	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	first := nodes.client(t, options)
+	require.NoError(t, first.TrustNodes(ctx))
+	m := first.NewMutex("ledger", MutexOptions{})
+	require.NoError(t, m.Lock(ctx), "the first check writes the durable form")
+	require.NoError(t, m.Unlock(ctx))
+
+	before := setCalls(t, nodes.servers[0])
+	second := nodes.client(t, options)
+	other := second.NewMutex("other", MutexOptions{})
+	require.NoError(t, other.TryLock(ctx))
+	require.NoError(t, other.Unlock(ctx))
+	assert.Zero(t, second.Stats().Quarantined)
+	assert.Equal(t, before+1, setCalls(t, nodes.servers[0]), "the lock's own SET alone")
+}

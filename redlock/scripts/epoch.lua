@@ -1,8 +1,8 @@
 -- epoch.lua reads, and writes when it must, a node's epoch marker: the key
 -- that tells how long this server has certainly kept every key it had.
--- The marker is "RUN_ID WRITTEN REPLID": the run_id of the server process
--- that wrote it, the node's time then (TIME, in milliseconds), and that
--- server's replication ID then. A restart gives a new run_id, and a
+-- The marker is "RUN_ID WRITTEN REPLID REWRITES": the run_id of the server
+-- process that wrote it, the node's time then (TIME, in milliseconds), that
+-- server's replication ID, and its count of append-only file rewrites. A restart gives a new run_id, and a
 -- promotion a new replication ID; a flush or a restart without
 -- persistence loses the marker. Each may have lost lock keys, and the
 -- marker is written anew, so that its age, by the node's clock, is how
@@ -17,8 +17,9 @@
 -- a server writes " durable" after the marker in its append-only file
 -- alone: its keyspace, its snapshots and its replicas have the plain form,
 -- so only its own restart reads the durable form, and keeps the marker's
--- age. An append-only file rewritten since the last check holds the plain
--- form: that restart is quarantined.
+-- age. A rewrite of the file keeps the plain form: the next check writes
+-- the durable one again, and a restart before it is quarantined.
+-- The marker is written only when it changes: clients watch it.
 -- KEYS[1]: the marker. ARGV[1]: "check", or "trust" for the operator's
 -- statement that the node is new and lost nothing: the marker is written
 -- as if it were as old as the node's clock. ARGV[2]: "durable" from a
@@ -35,11 +36,16 @@ local replid = string.match(replication, "master_replid:(%w+)")
 local promoted = not string.match(replication, "second_repl_offset:%-1")
 local time = redis.call("TIME")
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local durable = ARGV[2] == "durable" and not promoted
-    and string.match(redis.call("INFO", "persistence"), "aof_enabled:1") ~= nil
+local persistence = redis.call("INFO", "persistence")
+local durable = ARGV[2] == "durable" and not promoted and string.match(persistence, "aof_enabled:1") ~= nil
+-- A rewrite under way may have copied the keyspace's plain form already.
+local rewrites = tonumber(string.match(persistence, "aof_rewrites:(%d+)")) or 0
+if string.match(persistence, "aof_rewrite_in_progress:1") then
+  rewrites = rewrites + 1
+end
 
 local function write(written)
-  local marker = run_id .. " " .. written .. " " .. replid
+  local marker = run_id .. " " .. written .. " " .. replid .. " " .. rewrites
   if durable then
     redis.set_repl(redis.REPL_AOF)
     redis.call("SET", KEYS[1], marker .. " durable")
@@ -73,15 +79,15 @@ if ARGV[1] == "trust" then
 end
 local marker = redis.call("GET", KEYS[1])
 if marker then
-  local id, written, marker_replid, flag = string.match(marker, "^(%w+) (%d+) (%w+)( ?%a*)$")
+  local id, written, marker_replid, marker_rewrites, flag = string.match(marker, "^(%w+) (%d+) (%w+) (%d+)( ?%a*)$")
   -- The same process, not a replica since it wrote the marker (a first
   -- replica also changes the ID, without a promotion); or the restart of a
   -- durable server that read its own durable form.
   local same = id == run_id and (marker_replid == replid or not promoted)
   local restarted = id ~= run_id and flag == " durable" and durable
   if written and (same or restarted) then
-    if id ~= run_id or marker_replid ~= replid or durable then
-      write(written) -- durable: the append-only file's form again, after a rewrite
+    if id ~= run_id or marker_replid ~= replid or (durable and tonumber(marker_rewrites) ~= rewrites) then
+      write(written)
     end
     return now - tonumber(written)
   end
