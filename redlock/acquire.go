@@ -81,6 +81,14 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		// release ends, at the latest, when a quorum of nodes stops
 		// refusing, as they told (refusedFor).
 		got, refused, refusedFor := tally.got, tally.refused, tally.refusedOnQuorumFor()
+		if err != nil && inLine && tally.lostPlace() {
+			// The waiter's place lapsed while it did not try (a pause
+			// longer than its heartbeat), or the nodes that served it in a
+			// split vote took it out of line: it leaves what is left of
+			// its place and joins again, at the back.
+			m.leaveLine(&m.wait.line)
+			inLine = false
+		}
 		if err != nil && refused > 0 && m.kind == kindFair && !inLine {
 			// Somebody holds the lock, or waits for it: take a place in
 			// line, which the later attempts keep. Its rounds are the

@@ -81,7 +81,8 @@ func (m *Mutex) lineRefused() error {
 }
 
 // leaveLine takes the waiter out of line on every node, without waiting:
-// a Lock that gave up. Its heartbeat would end its place anyway.
+// a Lock that gave up, or that lost its place and joins again. Its
+// heartbeat would end its place anyway.
 func (m *Mutex) leaveLine(line *fairLine) {
 	a := &m.acquisition
 	a.extras = nil

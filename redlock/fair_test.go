@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,4 +191,182 @@ func TestFairLockReleaseWakesTheFirstInLine(t *testing.T) {
 	require.NoError(t, holder.Unlock(ctx))
 	require.NoError(t, <-locked, "the first in line was woken")
 	require.NoError(t, first.Unlock(ctx))
+}
+
+// A waiter whose place in line lapsed while it was paused (a GC pause, a
+// frozen VM: its heartbeat outlived on no node) joins the line again at
+// its next attempt, at its back, and is served in turn while others
+// cycle on the lock. Every step waits for the one before: the others
+// release only once the next of them waits in line, so that each release
+// names somebody, and the paused waiter tries only when the test wakes it
+// or a release names it.
+func TestFairLockWaiterThatLostItsPlaceIsServedAgain(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	var running sync.WaitGroup
+	defer func() {
+		cancel()
+		running.Wait()
+	}()
+	const key = "paused"
+	options := MutexOptions{TTL: time.Minute, Fair: true}
+	retryLate := Options{RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
+	holder := nodes.client(t, Options{}).NewMutex(key, options)
+	require.NoError(t, holder.Lock(ctx))
+	onEveryNode(t, nodes, key)
+
+	served := make(chan *Mutex, 8)
+	attempts := &failedAttempts{failed: make(chan struct{}, 64)}
+	withObserver := retryLate
+	withObserver.Observer = attempts
+	paused := nodes.client(t, withObserver).NewMutex(key, options)
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		if paused.Lock(ctx) == nil {
+			served <- paused
+		}
+	}()
+	require.True(t, waitUntil(func() bool { return waitsInLine(t, nodes, paused) }), "the waiter did not take its place")
+	pausedID, _ := lineIdentity(paused)
+
+	// The pause: the waiter's heartbeat lapses on every node.
+	for _, server := range nodes.servers {
+		server.Do(t, "ZADD", key+naming.AliveKeySuffix, "XX", "1", pausedID)
+	}
+	// Two others take their places meanwhile, and their attempts drop the
+	// paused waiter from the line.
+	var others [2]*Mutex
+	releases := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	for i := range others {
+		others[i] = nodes.client(t, retryLate).NewMutex(key, options)
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			for others[i].Lock(ctx) == nil {
+				served <- others[i]
+				select {
+				case <-releases[i]:
+				case <-ctx.Done():
+				}
+				if others[i].Unlock(context.Background()) != nil || ctx.Err() != nil {
+					return
+				}
+			}
+		}()
+		require.True(t, waitUntil(func() bool { return waitsInLine(t, nodes, others[i]) }), "waiter %d did not take its place", i)
+	}
+	require.True(t, waitUntil(func() bool { return !queuedOnAnyNode(t, nodes, key, pausedID) }), "the lapsed place was not dropped")
+
+	// The paused waiter wakes and tries again, while the lock is still held.
+	for len(attempts.failed) > 0 {
+		<-attempts.failed
+	}
+	paused.wake(causeLook)
+	select {
+	case <-attempts.failed:
+	case <-ctx.Done():
+		t.Fatal("the paused waiter did not try again")
+	}
+	require.True(t, waitUntil(func() bool { return paused.wait.listening.Load() }), "the paused waiter did not wait again")
+
+	require.NoError(t, holder.Unlock(ctx))
+	const turns = 6 // the others' acquisitions the waiter may wait
+	for turn := 0; ; turn++ {
+		var m *Mutex
+		select {
+		case m = <-served:
+		case <-ctx.Done():
+			t.Fatal("nobody was served")
+		}
+		if m == paused {
+			assert.LessOrEqual(t, turn, 2, "served behind the two others, at most")
+			require.NoError(t, paused.Unlock(ctx))
+			return
+		}
+		require.Less(t, turn, turns, "the waiter that lost its place was not served while the others took the lock %d times", turns)
+		// The holder releases once the other waits in line: its release
+		// names the first in line.
+		i := 0
+		if m == others[0] {
+			i = 1
+		}
+		require.True(t, waitUntil(func() bool { return waitsInLine(t, nodes, others[i]) }), "waiter %d did not take its place again", i)
+		releases[1-i] <- struct{}{}
+	}
+}
+
+// lineIdentity returns m's identity in the line of its fair lock, and
+// whether it has a place.
+func lineIdentity(m *Mutex) (string, bool) {
+	n := &m.client.notifier
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return string(m.wait.lineID[:]), m.wait.lined
+}
+
+// waitsInLine reports whether m's Lock waits for a release with its place
+// in line on every node and its subscriptions confirmed: a release that
+// names it wakes it.
+func waitsInLine(t *testing.T, nodes *cluster, m *Mutex) bool {
+	id, lined := lineIdentity(m)
+	if !lined {
+		return false
+	}
+	for _, server := range nodes.servers {
+		if !queuedOn(t, server, m.key, id) {
+			return false
+		}
+	}
+	n := &m.client.notifier
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !m.wait.subscribing && m.wait.listening.Load() && len(m.wait.notify) == 0
+}
+
+// queuedOnAnyNode reports whether some node has the waiter id in the line
+// of the fair lock key.
+func queuedOnAnyNode(t *testing.T, nodes *cluster, key, id string) bool {
+	for _, server := range nodes.servers {
+		if queuedOn(t, server, key, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// queuedOn reports whether server has the waiter id in the line of the
+// fair lock key.
+func queuedOn(t *testing.T, server *redistest.Server, key, id string) bool {
+	return server.Do(t, "EVAL", "return redis.call('ZSCORE', KEYS[1], ARGV[1]) and 1 or 0", "1", key+naming.QueueKeySuffix, id) == "1"
+}
+
+// A waiter joins the line again only when the nodes that still have its
+// place cannot serve it: some node said it is not in its line, and fewer
+// than a quorum said it is. A node that timed out says nothing.
+func TestFairLockWaiterRejoinsWhenNoQuorumKeepsItsPlace(t *testing.T) {
+	lost := nodeOutcome{outcome: OutcomeHeld, number: refusalOutOfLine}
+	kept := nodeOutcome{outcome: OutcomeHeld, number: 250}
+	keptUnknown := nodeOutcome{outcome: OutcomeHeld, number: refusalUnknown}
+	served := nodeOutcome{outcome: OutcomeConfirmed}
+	timedOut := nodeOutcome{outcome: OutcomeTimeout}
+	tests := []struct {
+		name  string
+		nodes []nodeOutcome
+		want  bool
+	}{
+		{name: "every node dropped it", nodes: []nodeOutcome{lost, lost, lost}, want: true},
+		{name: "a quorum keeps it", nodes: []nodeOutcome{lost, kept, keptUnknown}},
+		{name: "one node keeps it, one timed out", nodes: []nodeOutcome{lost, kept, timedOut}, want: true},
+		{name: "served by one node, dropped by another", nodes: []nodeOutcome{served, lost, kept}, want: true},
+		{name: "no node dropped it", nodes: []nodeOutcome{kept, timedOut, timedOut}},
+		{name: "every node keeps it", nodes: []nodeOutcome{kept, kept, kept}},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			tally := &tally{need: 2, nodes: test.nodes}
+			assert.Equal(t, test.want, tally.lostPlace())
+		})
+	}
 }

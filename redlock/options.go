@@ -253,7 +253,8 @@ type MutexOptions struct {
 	// as without Fair. A waiter stays in line by a heartbeat of each of its
 	// attempts, whose TTL lives on the nodes: a waiter that stopped trying
 	// leaves the line when it lapses, eight retry delays and two node
-	// timeouts later. An uncontended Lock costs one round, as without Fair.
+	// timeouts later; one only paused that long joins again, at the back.
+	// An uncontended Lock costs one round, as without Fair.
 	// Every client of a lock must set Fair alike: one that does not ignores
 	// the line. It combines with Fencing, not with Keys. The queue's
 	// keys follow the lock's key: KEY:queue, KEY:alive and the ticket

@@ -200,8 +200,8 @@ var protocol = [...]nodeCommand{
 	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, eval: true, guarded: true, argument: argumentNumber, read: readRepair},
 	nodeCheckRead:          {vote: true, operation: OperationResume, script: checkReadLua, read: readCheck},
 
-	nodeAcquireFair:       {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
-	nodeAcquireFairFenced: {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeAcquireFair:       {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquireFair},
+	nodeAcquireFairFenced: {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFairFenced},
 	nodeReleaseFair:       {announce: true, operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
 	nodeFairTicket:        {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
 	nodeFairEnqueue:       {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
@@ -266,6 +266,25 @@ func readAcquireFenced(reply resp.Value, _ int) (Outcome, int64, bool) {
 	return readRefusal(reply)
 }
 
+// readAcquireFair reads acquireFairScript as readAcquire does, and its
+// refusal of a waiter that is not in the node's line (refusalOutOfLine).
+func readAcquireFair(reply resp.Value, keys int) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger && reply.Int == refusalOutOfLine {
+		return OutcomeHeld, refusalOutOfLine, true
+	}
+	return readAcquire(reply, keys)
+}
+
+// readAcquireFairFenced reads acquireFairScript with fencing as
+// readAcquireFenced does, and its refusal of a waiter that is not in the
+// node's line (refusalOutOfLine).
+func readAcquireFairFenced(reply resp.Value, keys int) (Outcome, int64, bool) {
+	if reply.Type == resp.TypeInteger && reply.Int == refusalOutOfLine {
+		return OutcomeHeld, refusalOutOfLine, true
+	}
+	return readAcquireFenced(reply, keys)
+}
+
 // readAcquirePermit reads acquirePermitScript and
 // acquirePermitFencedScript: the position of the candidate the node set
 // and, after a space, its counter; or how long the node will refuse.
@@ -291,6 +310,12 @@ func readAcquirePermit(reply resp.Value, candidates int) (outcome Outcome, count
 // cannot tell how long it will refuse: a key without a TTL, or SET NX,
 // which does not say.
 const refusalUnknown = -1
+
+// refusalOutOfLine is the number of a fair lock's waiter's acquisition
+// that a node refused because the waiter is not in its line: its
+// heartbeat lapsed there, or the node served it in an attempt that
+// failed. It tells no time, as refusalUnknown does.
+const refusalOutOfLine = -2
 
 // readRefusal reads the refusal of an acquisition script: how long the
 // node will refuse, in milliseconds, or refusalUnknown.

@@ -269,6 +269,24 @@ func (t *tally) refusedOnQuorumFor() time.Duration {
 	return time.Duration(best+1) * time.Millisecond
 }
 
+// lostPlace reports, after a fair lock's waiter's attempt failed, whether
+// it lost its place in line: some node answered that the waiter is not
+// in its line (refusalOutOfLine), and fewer than a quorum answered that
+// it is. Such a waiter is served only once it joins the line again.
+func (t *tally) lostPlace() bool {
+	lost, kept := 0, 0
+	for _, node := range t.nodes {
+		switch {
+		case node.outcome != OutcomeHeld:
+		case node.number == refusalOutOfLine:
+			lost++
+		default:
+			kept++
+		}
+	}
+	return lost > 0 && kept < t.need
+}
+
 // mayHoldKey reports whether node i may have set the lock key in an
 // acquisition round: it confirmed, or its outcome is unknown. Only a
 // definite refusal, or a command that was never sent, rules it out.

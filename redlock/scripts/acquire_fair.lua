@@ -13,7 +13,9 @@
 -- fencing the lock's counter as a decimal string ("0" when none exists);
 -- otherwise how long the node will refuse in milliseconds: the lock key's
 -- remaining TTL (-1 when it has none), or, for a waiter behind another,
--- the time until the first waiter's heartbeat lapses at the latest.
+-- the time until the first waiter's heartbeat lapses at the latest; or -2
+-- for a waiter that is not in the queue: its heartbeat lapsed, or this
+-- node served it in an attempt that failed, and it must join again.
 -- A waiter whose heartbeat lapsed leaves the queue: its process stopped
 -- trying. Expiries come from this node's TIME, never a client's clock.
 -- The script begins with the prelude of package decimal (less, decimal);
@@ -41,7 +43,8 @@ for _, gone in ipairs(redis.call("ZRANGEBYSCORE", alive, "-inf", now)) do
   redis.call("ZREM", queue, gone)
 end
 redis.call("ZREMRANGEBYSCORE", alive, "-inf", now)
-if id and redis.call("ZSCORE", queue, id) then
+local queued = id and redis.call("ZSCORE", queue, id)
+if queued then
   local heartbeat = tonumber(ARGV[4])
   redis.call("ZADD", alive, now + heartbeat, id)
   for _, key in ipairs({queue, alive}) do
@@ -50,8 +53,12 @@ if id and redis.call("ZSCORE", queue, id) then
     end
   end
 end
+local lost = id and not queued -- a waiter whose place is gone
 local held = redis.call("PTTL", lock)
 if held ~= -2 then
+  if lost then
+    return -2
+  end
   return held
 end
 local first = redis.call("ZRANGE", queue, 0, 0)[1]
@@ -60,6 +67,9 @@ while first and not redis.call("ZSCORE", alive, first) do
   first = redis.call("ZRANGE", queue, 0, 0)[1]
 end
 if first and first ~= id then
+  if lost then
+    return -2
+  end
   return math.max(tonumber(redis.call("ZSCORE", alive, first)) - now, 0)
 end
 redis.call("SET", lock, ARGV[1], "PX", ARGV[2])
