@@ -58,8 +58,10 @@ func usageError(env *environment, help commandHelp, format string, arguments ...
 func writeHelp(w io.Writer, flags *flag.FlagSet, help commandHelp) {
 	var text strings.Builder
 	fmt.Fprintf(&text, "Usage: %s\n\n%s\n", help.synopsis, strings.TrimSpace(help.about))
-	text.WriteString("\nFlags:\n")
+	heading := "\nFlags:\n" // written before the first flag: a command may have none
 	flags.VisitAll(func(f *flag.Flag) {
+		text.WriteString(heading)
+		heading = ""
 		kind, usage := flag.UnquoteUsage(f)
 		name := "--" + f.Name
 		if kind != "" {

@@ -46,6 +46,7 @@ var commands = []command{
 	{name: "trust-nodes", summary: "state that the nodes are new, for the quarantine (--force)", run: trustCommand},
 	{name: "bench", summary: "measure lock latency and throughput", run: benchCommand},
 	{name: "demo", summary: "watch workers share a lock while nodes fail", run: demoCommand},
+	{name: "version", summary: "print the version of lockmux and of Go that built redlock", run: versionCommand},
 }
 
 func main() {

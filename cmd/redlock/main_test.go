@@ -81,7 +81,9 @@ func TestHelpOfEveryCommand(t *testing.T) {
 				assert.Contains(t, result.stdout, "Usage: redlock "+c.name)
 				assert.Contains(t, result.stdout, "Examples:\n  ")
 				assert.Contains(t, result.stdout, "Exit statuses:")
-				assert.Contains(t, result.stdout, "--addrs ADDRESSES")
+				if c.name != "version" { // the one command that reaches no node
+					assert.Contains(t, result.stdout, "--addrs ADDRESSES")
+				}
 				assert.Empty(t, result.stderr)
 			}
 		})
