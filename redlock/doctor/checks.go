@@ -61,9 +61,9 @@ func examineNode(ctx context.Context, facts nodeFacts, address string, options O
 	persistence, durable := facts.checkPersistence(ctx)
 	report.Findings = append(report.Findings, persistence, facts.checkEviction(ctx), facts.checkUptime(options.LongestTTL, durable),
 		facts.checkEpoch(ctx, options.LongestTTL))
-	clock, offset := facts.checkClock(ctx, options.MaxClockOffset)
+	clock, offset, measured := facts.checkClock(ctx, options.MaxClockOffset)
 	report.Findings = append(report.Findings, clock)
-	report.ClockOffset = offset
+	report.ClockOffset, report.ClockMeasured = offset, measured
 
 	probe, err := facts.probePermissions(ctx, probeKey)
 	if err != nil {
@@ -293,23 +293,24 @@ func (f nodeFacts) config(ctx context.Context, parameter string) (string, error)
 
 // checkClock compares the node's clock with the client's: it reads TIME a
 // few times and keeps the reading with the shortest round trip, taken to
-// be read halfway through it.
-func (f nodeFacts) checkClock(ctx context.Context, maxOffset time.Duration) (Finding, time.Duration) {
-	var offset, roundTrip time.Duration
+// be read halfway through it. measured is false when the node's clock
+// could not be read.
+func (f nodeFacts) checkClock(ctx context.Context, maxOffset time.Duration) (finding Finding, offset time.Duration, measured bool) {
+	var roundTrip time.Duration
 	found := false
 	request := mux.NewRequest("TIME")
 	for range clockSamples {
 		start := time.Now()
 		if err := f.do(ctx, request); err != nil {
-			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("cannot read the node's clock: %v", err)}, 0
+			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("cannot read the node's clock: %v", err)}, 0, false
 		}
 		end := time.Now()
 		if reply := request.Reply(); reply.IsError() {
-			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("TIME was refused (%v); the clock cannot be checked", reply.Err())}, 0
+			return Finding{CheckClock, SeverityWarn, fmt.Sprintf("TIME was refused (%v); the clock cannot be checked", reply.Err())}, 0, false
 		}
 		server, ok := parseTime(request.Reply())
 		if !ok {
-			return Finding{CheckClock, SeverityWarn, "TIME gave an unexpected reply; the clock cannot be checked"}, 0
+			return Finding{CheckClock, SeverityWarn, "TIME gave an unexpected reply; the clock cannot be checked"}, 0, false
 		}
 		rtt := end.Sub(start)
 		if !found || rtt < roundTrip {
@@ -327,9 +328,9 @@ func (f nodeFacts) checkClock(ctx context.Context, maxOffset time.Duration) (Fin
 	if absoluteDuration(offset)-uncertainty > maxOffset {
 		return Finding{CheckClock, SeverityWarn, fmt.Sprintf(
 			"clock %s %s this host's, beyond %v: keep the clocks of the nodes and clients synchronised with NTP, "+
-				"slewed rather than stepped, because a node whose clock jumps expires its locks early", describe, direction, maxOffset)}, offset
+				"slewed rather than stepped, because a node whose clock jumps expires its locks early", describe, direction, maxOffset)}, offset, true
 	}
-	return Finding{CheckClock, SeverityOK, fmt.Sprintf("clock %s %s this host's", describe, direction)}, offset
+	return Finding{CheckClock, SeverityOK, fmt.Sprintf("clock %s %s this host's", describe, direction)}, offset, true
 }
 
 // parseTime reads the reply of TIME: seconds and microseconds.

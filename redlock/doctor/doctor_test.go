@@ -206,6 +206,7 @@ type fakeNode struct {
 	info        string        // the INFO text
 	config      string        // "" answers CONFIG with NOPERM
 	clockOffset time.Duration // added to the real time in TIME
+	timeRefused bool          // TIME answers NOPERM
 }
 
 // start runs the scripted server and returns its address.
@@ -224,6 +225,9 @@ func (f fakeNode) start(t *testing.T) string {
 			}
 			return resp.AppendCommand(nil, command[2], f.config)
 		case "TIME":
+			if f.timeRefused {
+				return []byte("-NOPERM this user has no permissions to run the 'time' command\r\n")
+			}
 			now := time.Now().Add(f.clockOffset)
 			return resp.AppendCommand(nil, strconv.FormatInt(now.Unix(), 10), strconv.Itoa(now.Nanosecond()/1000))
 		}
@@ -295,6 +299,21 @@ func TestDoctorFindingsOnScriptedNodes(t *testing.T) {
 			assert.Contains(t, finding.Message, tt.message)
 		})
 	}
+}
+
+// A report says whether the node's clock was read, so that a clock
+// offset of zero is never taken for a measurement.
+func TestDoctorReportsWhetherTheClockWasMeasured(t *testing.T) {
+	ahead := fakeNode{info: fakeInfo(nil), config: "always", clockOffset: time.Hour}.start(t)
+	refused := fakeNode{info: fakeInfo(map[string]string{"run_id": "1123456789abcdef0123456789abcdef01234567"}), config: "always",
+		timeRefused: true}.start(t)
+	reports, err := doctor.Run(doctorContext(t), []string{ahead, refused}, redlock.Options{}, doctor.Options{})
+	require.NoError(t, err)
+	require.Len(t, reports, 2)
+	assert.True(t, reports[0].ClockMeasured)
+	assert.InDelta(t, time.Hour.Seconds(), reports[0].ClockOffset.Seconds(), 5, "an hour ahead, give or take a loaded machine")
+	assert.False(t, reports[1].ClockMeasured, findingOf(t, reports[1], doctor.CheckClock).Message)
+	assert.Contains(t, findingOf(t, reports[1], doctor.CheckClock).Message, "TIME was refused")
 }
 
 func TestSeverityString(t *testing.T) {

@@ -109,8 +109,11 @@ type NodeReport struct {
 	RunID string
 	// ClockOffset is how far the node's clock is ahead of the client's
 	// (negative when behind), corrected for half the round trip; it is
-	// meaningful only when the clock check ran.
+	// meaningful only when ClockMeasured is set.
 	ClockOffset time.Duration
+	// ClockMeasured is set when the clock check read the node's clock
+	// (TIME), so that ClockOffset was measured.
+	ClockMeasured bool
 	// Findings holds one entry per check that ran, in the order of the
 	// Check constants. An unreachable node has only CheckReachable.
 	Findings []Finding
