@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -191,8 +190,7 @@ func benchCommand(ctx context.Context, env *environment, args []string) int {
 
 	result := newBenchResult(f, servers, len(addresses), elapsed, counters)
 	if f.json {
-		encoder := json.NewEncoder(env.stdout)
-		encoder.Encode(result)
+		writeJSON(env.stdout, result)
 	} else {
 		fmt.Fprint(env.stdout, result.text())
 	}

@@ -22,7 +22,9 @@ quorum of nodes holds the same token, that is whether somebody holds the
 lock. With --semaphore N, show instead each of the N permits of the
 semaphore KEY (see redlock run --semaphore): held, by which token, or free.
 With --rw, show the read/write lock KEY (see redlock run --read): its writer,
-and the live readers on each node. It only reads.`,
+and the live readers on each node. It only reads. With --json it prints the
+same as one JSON object on stdout, for scripts and monitoring (the fields are
+described in docs/json.md), and exits with the same status.`,
 	examples: `redlock status --addrs 127.0.0.1:6379,127.0.0.1:6380,127.0.0.1:6381 jobs:nightly
 
 # In a script: is anybody running the nightly job?
@@ -32,7 +34,10 @@ if redlock status jobs:nightly >/dev/null; then echo busy; fi
 redlock status --semaphore 4 exports
 
 # Who reads or writes the catalog?
-redlock status --rw catalog`,
+redlock status --rw catalog
+
+# The state alone (locked, free, split or unknown), with jq:
+redlock status --json jobs:nightly | jq -r .state`,
 	exits: `0    a quorum of nodes holds the key: it is locked (with --semaphore: every
      permit is held, so a new holder would wait)
 1    no quorum holds the key: it is free (or split between holders); with
@@ -44,11 +49,12 @@ redlock status --rw catalog`,
 func statusCommand(ctx context.Context, env *environment, args []string) int {
 	var connection connectionFlags
 	var limit int
-	var readWrite bool
+	var readWrite, asJSON bool
 	flags := newFlagSet(statusHelp)
 	connection.register(flags, false)
 	flags.IntVar(&limit, "semaphore", 0, "show the `N` permits of the semaphore KEY instead of the lock KEY")
 	flags.BoolVar(&readWrite, "rw", false, "show the read/write lock KEY: its writer and its readers")
+	flags.BoolVar(&asJSON, "json", false, "print the result as one JSON object (see docs/json.md)")
 	if status, ok := parseFlags(env, flags, statusHelp, args); !ok {
 		return status
 	}
@@ -72,14 +78,63 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 	defer cancel()
 	switch {
 	case limit > 0:
-		return semaphoreStatus(ctx, env, inspector, key, limit)
+		return semaphoreStatus(ctx, env, inspector, key, limit, asJSON)
 	case readWrite:
-		return readWriteStatus(ctx, env, inspector, key)
+		return readWriteStatus(ctx, env, inspector, key, asJSON)
 	}
+	return lockStatus(ctx, env, inspector, key, asJSON)
+}
+
+// The states that status reports. A state decides the exit status, with
+// or without --json.
+const (
+	stateLocked    = "locked"    // a quorum holds one token
+	stateFree      = "free"      // no node holds it
+	stateSplit     = "split"     // held, but no token on a quorum
+	stateUnknown   = "unknown"   // too few nodes answered to tell
+	stateFull      = "full"      // a semaphore: every permit held
+	stateAvailable = "available" // a semaphore: a permit is free
+	stateWritten   = "written"   // a read/write lock: a writer holds it
+	stateRead      = "read"      // a read/write lock: readers hold it
+)
+
+// stateStatus is the exit status of a state: 0 when a holder would wait,
+// 69 when too few nodes answered to tell, 1 otherwise.
+func stateStatus(state string) int {
+	switch state {
+	case stateLocked, stateFull, stateWritten, stateRead:
+		return exitOK
+	case stateUnknown:
+		return exitUnavailable
+	}
+	return exitFailed
+}
+
+// lockState tells whether lock is locked, free, split or unknown.
+func lockState(lock inspect.LockStatus) string {
+	switch {
+	case lock.Locked():
+		return stateLocked
+	case lock.Answered < lock.Need:
+		return stateUnknown
+	case lock.Holders == 0:
+		return stateFree
+	}
+	return stateSplit
+}
+
+// lockStatus shows who holds the lock key on each node, and whether a
+// quorum does.
+func lockStatus(ctx context.Context, env *environment, inspector *inspect.Inspector, key string, asJSON bool) int {
 	lock, err := inspector.Status(ctx, key)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "redlock status: %v\n", err)
 		return statusOf(err)
+	}
+	state := lockState(lock)
+	if asJSON {
+		writeJSON(env.stdout, newLockStatusJSON(lock))
+		return stateStatus(state)
 	}
 
 	table := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
@@ -99,28 +154,26 @@ func statusCommand(ctx context.Context, env *environment, args []string) int {
 	table.Flush()
 
 	nodes := len(lock.Nodes)
-	defer printEpochs(env, lock)
-	if lock.Waiting > 0 {
-		defer fmt.Fprintf(env.stdout, "%d waiting in line (a fair lock)\n", lock.Waiting)
-	}
-	switch {
-	case lock.Locked():
+	switch state {
+	case stateLocked:
 		fmt.Fprintf(env.stdout, "%q is locked: token %s… on %d of %d nodes (quorum %d)", key, lock.Holder, lock.Holders, nodes, lock.Need)
 		if lock.Metadata != "" {
 			fmt.Fprintf(env.stdout, ", metadata %q", lock.Metadata)
 		}
 		fmt.Fprintln(env.stdout)
-		return exitOK
-	case lock.Answered < lock.Need:
+	case stateUnknown:
 		fmt.Fprintf(env.stdout, "unknown: only %d of %d nodes answered, and a quorum is %d\n", lock.Answered, nodes, lock.Need)
-		return exitUnavailable
-	case lock.Holders == 0:
+	case stateFree:
 		fmt.Fprintf(env.stdout, "%q is free: no node holds it\n", key)
 	default:
 		fmt.Fprintf(env.stdout, "%q is not locked: the most common token, %s…, is on %d of %d nodes, short of the quorum %d\n",
 			key, lock.Holder, lock.Holders, nodes, lock.Need)
 	}
-	return exitFailed
+	if lock.Waiting > 0 {
+		fmt.Fprintf(env.stdout, "%d waiting in line (a fair lock)\n", lock.Waiting)
+	}
+	printEpochs(env, lock)
+	return stateStatus(state)
 }
 
 // fenceText shows a fencing counter, or "-" when there is none.
@@ -129,81 +182,6 @@ func fenceText(fence int64) string {
 		return "-"
 	}
 	return fmt.Sprint(fence)
-}
-
-// semaphoreStatus shows each permit of the semaphore name: held by a
-// quorum, by which token, or free.
-func semaphoreStatus(ctx context.Context, env *environment, inspector *inspect.Inspector, name string, limit int) int {
-	semaphore, err := inspector.SemaphoreStatus(ctx, name, limit)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "redlock status: %v\n", err)
-		return statusOf(err)
-	}
-	table := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(table, "PERMIT\tHELD\tTOKEN\tNODES")
-	unknown := false
-	for _, permit := range semaphore.Permits {
-		switch {
-		case permit.Locked():
-			fmt.Fprintf(table, "%s\tyes\t%s\t%d of %d\n", permit.Key, permit.Holder, permit.Holders, len(permit.Nodes))
-		case permit.Answered < permit.Need:
-			unknown = true
-			fmt.Fprintf(table, "%s\t?\t\tonly %d of %d answered\n", permit.Key, permit.Answered, len(permit.Nodes))
-		default:
-			fmt.Fprintf(table, "%s\tno\t-\t%d of %d\n", permit.Key, permit.Holders, len(permit.Nodes))
-		}
-	}
-	table.Flush()
-	held := semaphore.Held()
-	fmt.Fprintf(env.stdout, "%q: %d of %d permits held\n", name, held, limit)
-	switch {
-	case held == limit:
-		return exitOK
-	case unknown:
-		return exitUnavailable
-	}
-	return exitFailed
-}
-
-// readWriteStatus shows the read/write lock name: on each node its writer
-// and its live readers, then who holds it.
-func readWriteStatus(ctx context.Context, env *environment, inspector *inspect.Inspector, name string) int {
-	status, err := inspector.RWStatus(ctx, name)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "redlock status: %v\n", err)
-		return statusOf(err)
-	}
-	table := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(table, "NODE\tWRITER\tTOKEN\tREADERS")
-	for n, node := range status.Writer.Nodes {
-		readers := fmt.Sprint(status.Readers[n])
-		if status.Readers[n] < 0 {
-			readers = fmt.Sprintf("? (%v)", status.ReaderErrs[n])
-		}
-		switch {
-		case node.Err != nil:
-			fmt.Fprintf(table, "%s\t?\t\t%s\terror: %v\n", node.Address, readers, node.Err)
-		case node.Held:
-			fmt.Fprintf(table, "%s\tyes\t%s\t%s\n", node.Address, node.TokenPrefix, readers)
-		default:
-			fmt.Fprintf(table, "%s\tno\t-\t%s\n", node.Address, readers)
-		}
-	}
-	table.Flush()
-	writer := status.Writer
-	switch {
-	case writer.Locked():
-		fmt.Fprintf(env.stdout, "%q is written: token %s… on %d of %d nodes (quorum %d)\n", name, writer.Holder, writer.Holders, len(writer.Nodes), writer.Need)
-		return exitOK
-	case status.ReadHolds > 0:
-		fmt.Fprintf(env.stdout, "%q is read: %d read holds, each on a quorum of %d nodes\n", name, status.ReadHolds, writer.Need)
-		return exitOK
-	case writer.Answered < writer.Need:
-		fmt.Fprintf(env.stdout, "unknown: only %d of %d nodes answered, and a quorum is %d\n", writer.Answered, len(writer.Nodes), writer.Need)
-		return exitUnavailable
-	}
-	fmt.Fprintf(env.stdout, "%q is free: nobody reads or writes it\n", name)
-	return exitFailed
 }
 
 // printEpochs shows, when some node has an epoch marker (the clients use
