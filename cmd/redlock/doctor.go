@@ -35,15 +35,20 @@ missing right is named, with the ACL SETUSER rule that grants it.
 Each finding is ok, warn (works, but a crash, memory pressure or a clock step
 could break mutual exclusion, or waiters are not woken by releases) or fail
 (cannot carry Redlock as configured).
-The same checks are available to services as doctor.Run, in the package
-github.com/lockmux/lockmux/redlock/doctor.`,
+With --json the reports are printed as one JSON object on stdout, for CI
+and monitoring (the fields are described in docs/json.md), with the same exit
+status. The same checks are available to services as doctor.Run, in the
+package github.com/lockmux/lockmux/redlock/doctor.`,
 	examples: `redlock doctor --addrs 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379
 
 # In CI: fail on warnings too, for locks held up to five minutes:
 redlock doctor --strict --longest-ttl 5m
 
 # A user allowed the keys orders:* only:
-redlock doctor --addrs redis://locker:secret@10.0.0.1:6379 --key-prefix orders:`,
+redlock doctor --addrs redis://locker:secret@10.0.0.1:6379 --key-prefix orders:
+
+# The checks that did not pass, with jq:
+redlock doctor --json | jq '.nodes[].findings[] | select(.severity != "ok")'`,
 	exits: `0    no check failed (with --strict: no warning either)
 1    a check failed, or the checks were cut short (30 s, or a signal)
 64   bad usage or configuration`,
@@ -52,7 +57,7 @@ redlock doctor --addrs redis://locker:secret@10.0.0.1:6379 --key-prefix orders:`
 func doctorCommand(ctx context.Context, env *environment, args []string) int {
 	var connection connectionFlags
 	var options doctor.Options
-	var strict bool
+	var strict, asJSON bool
 	flags := newFlagSet(doctorHelp)
 	connection.register(flags, false)
 	flags.DurationVar(&options.LongestTTL, "longest-ttl", redlock.DefaultTTL,
@@ -62,6 +67,7 @@ func doctorCommand(ctx context.Context, env *environment, args []string) int {
 	flags.StringVar(&options.KeyPrefix, "key-prefix", "",
 		"a prefix of the lock keys, under which the permissions check probes a key of its own")
 	flags.BoolVar(&strict, "strict", false, "exit with 1 on warnings too")
+	flags.BoolVar(&asJSON, "json", false, "print the reports as one JSON object (see docs/json.md)")
 	if status, ok := parseFlags(env, flags, doctorHelp, args); !ok {
 		return status
 	}
@@ -85,8 +91,27 @@ func doctorCommand(ctx context.Context, env *environment, args []string) int {
 		return statusOf(err)
 	}
 
+	result := newDoctorResult(reports, err)
+	if asJSON {
+		writeJSON(env.stdout, result)
+	} else {
+		fmt.Fprint(env.stdout, doctorText(reports, result))
+	}
+	if err != nil {
+		// Cut short by doctorTimeout or a signal: the reports are incomplete.
+		fmt.Fprintf(env.stderr, "redlock doctor: %v\n", err)
+		return exitFailed
+	}
+	if result.Failures > 0 || strict && result.Warnings > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// doctorText returns the reports for people: each node's findings, the
+// notes and the counts of result.
+func doctorText(reports []doctor.NodeReport, result doctorResultJSON) string {
 	var out strings.Builder
-	counts := map[doctor.Severity]int{}
 	for _, report := range reports {
 		fmt.Fprintf(&out, "%s", report.Address)
 		if report.Version != "" {
@@ -94,23 +119,13 @@ func doctorCommand(ctx context.Context, env *environment, args []string) int {
 		}
 		fmt.Fprintf(&out, ": %s\n", report.Severity())
 		for _, finding := range report.Findings {
-			counts[finding.Severity]++
 			fmt.Fprintf(&out, "  %-4s  %-16s  %s\n", finding.Severity, finding.Check, finding.Message)
 		}
 	}
-	if len(reports)%2 == 0 {
-		fmt.Fprintf(&out, "note: %d nodes tolerate no more failures than %d would; an odd number is the usual choice\n", len(reports), len(reports)-1)
+	for _, note := range result.Notes {
+		fmt.Fprintf(&out, "note: %s\n", note)
 	}
-	fmt.Fprintf(&out, "%s: %d ok, %s, %s\n", plural(len(reports), "node"), counts[doctor.SeverityOK],
-		plural(counts[doctor.SeverityWarn], "warning"), plural(counts[doctor.SeverityFail], "failure"))
-	fmt.Fprint(env.stdout, out.String())
-	if err != nil {
-		// Cut short by doctorTimeout or a signal: the reports are incomplete.
-		fmt.Fprintf(env.stderr, "redlock doctor: %v\n", err)
-		return exitFailed
-	}
-	if counts[doctor.SeverityFail] > 0 || strict && counts[doctor.SeverityWarn] > 0 {
-		return exitFailed
-	}
-	return exitOK
+	fmt.Fprintf(&out, "%s: %d ok, %s, %s\n", plural(len(reports), "node"), result.OK,
+		plural(result.Warnings, "warning"), plural(result.Failures, "failure"))
+	return out.String()
 }
