@@ -107,8 +107,12 @@ Usage:
 
 Commands:
 `)
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(&text, "  %-8s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(&text, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	text.WriteString(`
 Run 'redlock COMMAND --help' for the flags and examples of a command.
@@ -120,8 +124,11 @@ Addresses: --addrs or REDLOCK_ADDRS, comma-separated, each "host:port",
 sentinels; a failover quarantines it), or for a Redis Cluster
 "redis-cluster://host:port?addr=host:port&addr=..." (nodes of it; a
 failover of any master quarantines it, and the keys of one lock must share
-a hash slot). The nodes must be independent masters or deployments. bench and demo start servers of their own when no addresses are
-given.
+a hash slot). The nodes must be independent masters or deployments. bench
+and demo start servers of their own when no addresses are given.
+
+status, doctor and bench print their result as one JSON object with --json
+(docs/json.md describes the fields), with the same exit status.
 
 `)
 	text.WriteString(exitStatusTable)

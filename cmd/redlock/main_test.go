@@ -96,6 +96,18 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	assert.Contains(t, result.stdout, "Exit statuses:")
 }
 
+// The commands that print JSON say so in their help, and the list of
+// commands names version.
+func TestHelpListsTheJSONFlagsAndVersion(t *testing.T) {
+	for _, name := range []string{"status", "doctor", "bench"} {
+		result := invoke(t, nil, name, "--help")
+		assert.Regexp(t, `\n  --json\n      print the \w+ as one JSON object`, result.stdout, name)
+	}
+	result := invoke(t, nil, "help")
+	assert.Regexp(t, `\n  version +print the version of lockmux`, result.stdout)
+	assert.Contains(t, result.stdout, "status, doctor and bench print their result as one JSON object with --json")
+}
+
 func TestUsageErrors(t *testing.T) {
 	addresses := map[string]string{addressesVariable: "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"}
 	tests := []struct {
