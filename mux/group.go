@@ -123,7 +123,7 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 		g.ordering.Lock()
 	}
 	for i, node := range g.nodes {
-		round.gathered[i] = false
+		round.gathered[i], round.followed[i] = false, false
 		call := &round.calls[i]
 		if round.skip[i] {
 			round.skip[i] = false
@@ -134,6 +134,12 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 		call.CopyCommand(&round.call)
 		if node.Send(call, deadline) {
 			buffered = true
+		}
+		if _, plain := node.(*conn.Conn); plain && round.FollowUp {
+			follow := &round.followUpCalls[i]
+			follow.CopyCommand(&round.followUp)
+			node.Send(follow, deadline)
+			round.followed[i] = true
 		}
 	}
 	if ordered {
@@ -175,6 +181,12 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 				g.Discard(round)
 				return call.Err
 			}
+			if follow := &round.followUpCalls[i]; round.followed[i] {
+				if node.Wait(ctx, follow); follow.Abandoned() {
+					g.Discard(round)
+					return follow.Err
+				}
+			}
 			round.gathered[i] = true
 			if tally != nil && tally.Count(i, round) {
 				g.Discard(round)
@@ -193,8 +205,14 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 // and the calls left when a round was decided early.
 func (g *Group) Discard(round *Round) {
 	for i, node := range g.nodes {
-		if call := &round.calls[i]; len(call.Command) != 0 && !round.gathered[i] && !node.Collect(call) {
+		if round.gathered[i] {
+			continue
+		}
+		if call := &round.calls[i]; len(call.Command) != 0 && !node.Collect(call) {
 			node.Abandon(call)
+		}
+		if follow := &round.followUpCalls[i]; round.followed[i] && !node.Collect(follow) {
+			node.Abandon(follow)
 		}
 	}
 }

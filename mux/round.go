@@ -26,14 +26,43 @@ type Round struct {
 	// unset and never wait for each other.
 	Ordered bool
 
+	// FollowUp makes Send send the command of SetFollowUp to each server
+	// that is one connection (not a Redis Cluster) right after the round's
+	// own, on the same connection: its reply tells what the server held
+	// just after it ran the round's command.
+	FollowUp bool
+
 	calls    []conn.Call // one per server, in the Group's order
 	skip     []bool      // servers left out of the next Send
 	gathered []bool      // the calls whose outcome Wait has taken
+
+	followUp      conn.Call   // the command of SetFollowUp
+	followUpCalls []conn.Call // one per server, sent when followed[i]
+	followed      []bool      // the servers sent the follow-up in the last Send
 }
 
 // NewRound returns a Round sized for this Group.
 func (g *Group) NewRound() *Round {
-	return &Round{calls: make([]conn.Call, len(g.nodes)), skip: make([]bool, len(g.nodes)), gathered: make([]bool, len(g.nodes))}
+	n := len(g.nodes)
+	return &Round{calls: make([]conn.Call, n), skip: make([]bool, n), gathered: make([]bool, n),
+		followUpCalls: make([]conn.Call, n), followed: make([]bool, n)}
+}
+
+// SetFollowUp sets the command that FollowUp sends after the round's own.
+func (r *Round) SetFollowUp(arguments ...string) {
+	r.followUp.Reset()
+	r.followUp.Command = resp.AppendCommand(r.followUp.Command, arguments...)
+}
+
+// FollowUpReply returns server node's reply to the follow-up command of
+// the last round, whether it was sent, and the transport failure that kept
+// the reply from arriving. A server error reply is a Reply of type
+// resp.TypeError.
+func (r *Round) FollowUpReply(node int) (resp.Value, bool, error) {
+	if !r.followed[node] {
+		return resp.Value{}, false, nil
+	}
+	return r.followUpCalls[node].Reply, true, r.followUpCalls[node].Err
 }
 
 // Skip leaves server node out of the next Send: it is not sent the

@@ -16,6 +16,31 @@ import (
 	"github.com/lockmux/lockmux/internal/workgroup"
 )
 
+// TestQuarantinedLockCycleDoesNotAllocate pins the zero-allocation claim
+// of a Lock+Unlock cycle with the quarantine on, whose votes are each
+// followed by a reading of the node's marker.
+func TestQuarantinedLockCycleDoesNotAllocate(t *testing.T) {
+	redistest.RequireReal(t)
+	for _, n := range []int{1, 3, 5} {
+		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
+			client := startCluster(t, n, redistest.Options{}).client(t, Options{Quarantine: true, NodeTimeout: 5 * time.Second})
+			ctx := context.Background()
+			require.NoError(t, client.TrustNodes(ctx))
+			m := client.NewMutex("allocs", MutexOptions{})
+			cycle := func() {
+				if err := m.Lock(ctx); err != nil {
+					panic(err)
+				}
+				if err := m.Unlock(ctx); err != nil {
+					panic(err)
+				}
+			}
+			cycle()
+			assert.Zero(t, testing.AllocsPerRun(100, cycle))
+		})
+	}
+}
+
 // TestLockCycleDoesNotAllocate pins the zero-allocation claim of a
 // Lock+Unlock cycle of a reused Mutex, alone and among concurrent callers.
 func TestLockCycleDoesNotAllocate(t *testing.T) {

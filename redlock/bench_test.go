@@ -37,6 +37,17 @@ func BenchmarkCycle(b *testing.B) {
 					lockUnlock(m, ctx)
 				}
 			})
+			b.Run("serial/quarantine", func(b *testing.B) {
+				b.ReportAllocs()
+				guarded := nodes.client(b, Options{Quarantine: true})
+				if err := guarded.TrustNodes(ctx); err != nil {
+					b.Fatal(err)
+				}
+				m := guarded.NewMutex("bench:serial:quarantine", MutexOptions{})
+				for b.Loop() {
+					lockUnlock(m, ctx)
+				}
+			})
 			b.Run("serial/floor", func(b *testing.B) {
 				b.ReportAllocs()
 				cycle := newFloorCycle(b, nodes.addresses, "bench:floor:serial")

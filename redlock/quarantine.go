@@ -53,7 +53,10 @@ type quarantine struct {
 type quarantineNode struct {
 	pending atomic.Bool  // its marker was not read since it connected
 	until   atomic.Int64 // the end of its quarantine, in nanoseconds from origin
-	armed   atomic.Int64 // how many times watchMarker armed its marker
+	// marker is the marker its last reading left: a vote counts only when
+	// the node still holds it just after the vote (judge).
+	marker atomic.Pointer[string]
+	armed  atomic.Int64 // how many times watchMarker armed its marker
 	// masters holds, for a Redis Cluster node, each master's end of
 	// quarantine (as until) by its address (mux.Round.Server): a failover
 	// of one shard keeps that shard alone out. until is the latest.
@@ -99,6 +102,30 @@ func (q *quarantine) excludes(node int, server string) (bool, time.Duration) {
 	}
 	left := time.Duration(until) - q.client.options.clock.Now().Sub(q.origin)
 	return left > 0, left
+}
+
+// errMarkerChanged is the error of a vote after which the node's epoch
+// marker was not the one its verdict was read from.
+var errMarkerChanged = fmt.Errorf("%w: its epoch marker changed since it was read (a flush, a restart or a promotion), "+
+	"and it votes again once the marker is read", ErrQuarantined)
+
+// judge returns nil when node's confirmation in round counts, and the
+// error of its quarantine otherwise. A plain node's vote is followed, on
+// its connection, by a reading of its marker (mux.Round.FollowUp): the
+// vote counts only if the node still held the marker its verdict was read
+// from, whatever the notifications of a flush say and whenever they come.
+func (q *quarantine) judge(node int, round *mux.Round) error {
+	if reply, sent, err := round.FollowUpReply(node); sent {
+		marker := q.nodes[node].marker.Load()
+		if err != nil || marker == nil || reply.Type != resp.TypeBulkString || string(reply.Str) != *marker {
+			q.connected(node) // read it again before the node's next vote
+			return errMarkerChanged
+		}
+	}
+	if excluded, left := q.excludes(node, round.Server(node)); excluded {
+		return q.errQuarantined(left)
+	}
+	return nil
 }
 
 // errQuarantined returns the error of a node whose vote did not count.
@@ -201,13 +228,18 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 		default:
 			reply = round.Reply(node)
 		}
+		milliseconds, isAge := epoch.Age(reply)
 		switch {
 		case errs[node] != nil:
 		case reply.IsError():
 			errs[node] = fmt.Errorf("epoch marker %s: %w", epochKey, reply.Err())
-		case reply.Type == resp.TypeInteger && reply.Int >= 0:
-			age := time.Duration(reply.Int) * time.Millisecond
+		case isAge && milliseconds >= 0:
+			age := time.Duration(milliseconds) * time.Millisecond
 			n := &q.nodes[node]
+			if len(reply.Elems) == 2 {
+				marker := string(reply.Elems[1].Str)
+				n.marker.Store(&marker)
+			}
 			// The marker's age was read after start: counting the rest of
 			// the quarantine from start ends it no sooner than the node's.
 			n.until.Store(int64(start.Sub(q.origin) + q.threshold - age))
@@ -249,7 +281,8 @@ func (q *quarantine) askMasters(ctx context.Context, node int, action string) (r
 	}
 	ages := make(map[string]time.Duration, len(requests))
 	for _, request := range requests {
-		ages[request.Server()] = time.Duration(request.Reply().Int) * time.Millisecond
+		age, _ := epoch.Age(request.Reply())
+		ages[request.Server()] = time.Duration(age) * time.Millisecond
 	}
 	return youngest.Reply(), ages, nil
 }

@@ -193,3 +193,40 @@ func TestQuarantineCheckLeavesAnUnchangedMarkerAlone(t *testing.T) {
 	assert.Zero(t, second.Stats().Quarantined)
 	assert.Equal(t, before+1, setCalls(t, nodes.servers[0]), "the lock's own SET alone")
 }
+
+// A holds the lock on nodes 0 and 1 (node 2 cut from A); node 1 is
+// flushed, losing A's key and its marker; B, which read node 1's marker
+// before, asks at once. Node 1's vote is judged by its marker as it
+// stands just after the vote, not by a verdict that a notification of the
+// flush may not have changed yet (with RESP2 no notification comes).
+func TestQuarantineJudgesAVoteByTheMarkerAfterIt(t *testing.T) {
+	for name, protocol := range map[string]Protocol{"RESP2": ProtocolRESP2, "RESP3": ProtocolRESP3} {
+		t.Run(name, func(t *testing.T) {
+			nodes := trustedCluster(t)
+			ctx := context.Background()
+			options := Options{Quarantine: true, MaxTTL: 10 * time.Second, Protocol: protocol}
+			var proxied []string
+			for i, server := range nodes.servers {
+				proxy := faultnet.New(t, server.Addr())
+				if i == 2 {
+					proxy.Partition()
+				}
+				proxied = append(proxied, proxy.Addr())
+			}
+			a, err := New(proxied, options)
+			require.NoError(t, err)
+			defer a.Close()
+			require.NoError(t, a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).Lock(ctx), "A holds nodes 0 and 1")
+
+			b := nodes.client(t, options)
+			other := b.NewMutex("other", MutexOptions{})
+			require.NoError(t, other.TryLock(ctx), "B reads every marker")
+			require.NoError(t, other.Unlock(ctx))
+
+			nodes.servers[1].Do(t, "FLUSHALL")
+			err = b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
+			require.ErrorIs(t, err, ErrNotAcquired, "B would hold the lock A holds")
+			assert.True(t, quarantined(err), "node 1 is quarantined: %v", err)
+		})
+	}
+}

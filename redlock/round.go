@@ -26,6 +26,9 @@ func (m *Mutex) newNodeRound() *nodeRound {
 	r := &nodeRound{round: c.group.NewRound()}
 	r.tally.nodes = make([]nodeOutcome, c.group.Len())
 	r.tally.quarantine = c.quarantine
+	if c.quarantine != nil {
+		r.round.SetFollowUp("GET", epochKey) // a vote's node must still hold its marker (quarantine.judge)
+	}
 	r.tally.keys = len(m.keys)
 	return r
 }
@@ -41,6 +44,7 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 	command = commandsOf[m.kind][command]
 	row := &protocol[command]
 	r.command = command
+	r.round.FollowUp = r.tally.quarantine != nil && row.vote
 	lockKeys := m.keys
 	if row.candidates {
 		lockKeys = m.acquisition.candidates

@@ -62,8 +62,8 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	*outcome = t.read(round, node)
 	outcome.latency = round.Latency(node)
 	if q := t.quarantine; q != nil && outcome.outcome == OutcomeConfirmed && protocol[t.command].vote {
-		if excluded, left := q.excludes(node, round.Server(node)); excluded {
-			outcome.outcome, outcome.err = OutcomeQuarantined, q.errQuarantined(left)
+		if err := q.judge(node, round); err != nil {
+			outcome.outcome, outcome.err = OutcomeQuarantined, err
 		}
 	}
 	t.add(outcome)

@@ -25,7 +25,8 @@
 -- as if it were as old as the node's clock. ARGV[2]: "durable" from a
 -- client whose connection found appendfsync always (the script cannot
 -- ask CONFIG), "" otherwise.
--- Returns the marker's age in milliseconds: 0 when it was just written.
+-- Returns the marker's age in milliseconds (0 when it was just written)
+-- and the marker as the keyspace holds it.
 pcall(redis.replicate_commands) -- before set_repl on Redis 6; a no-op on 7
 local server = redis.call("INFO", "server")
 local replication = redis.call("INFO", "replication")
@@ -53,6 +54,7 @@ local function write(written)
   end
   redis.call("SET", KEYS[1], marker)
   redis.set_repl(redis.REPL_ALL)
+  return marker
 end
 
 -- kept returns how long the server has certainly kept every key: since
@@ -74,8 +76,7 @@ local function kept()
 end
 
 if ARGV[1] == "trust" then
-  write(0)
-  return now
+  return {now, write(0)}
 end
 local marker = redis.call("GET", KEYS[1])
 if marker then
@@ -87,11 +88,10 @@ if marker then
   local restarted = id ~= run_id and flag == " durable" and durable
   if written and (same or restarted) then
     if id ~= run_id or marker_replid ~= replid or (durable and tonumber(marker_rewrites) ~= rewrites) then
-      write(written)
+      marker = write(written)
     end
-    return now - tonumber(written)
+    return {now - tonumber(written), marker}
   end
 end
 local age = kept()
-write(now - age)
-return age
+return {age, write(now - age)}

@@ -65,14 +65,25 @@ func AskMasters(ctx context.Context, group *mux.Group, node int, script string, 
 // missing marker, an error), the first such request and false.
 func Youngest(requests []*mux.Request) (*mux.Request, bool) {
 	var youngest *mux.Request
+	var youngestAge int64
 	for _, request := range requests {
-		reply := request.Reply()
-		if reply.Type != resp.TypeInteger || reply.Int < 0 {
+		age, ok := Age(request.Reply())
+		if !ok || age < 0 {
 			return request, false
 		}
-		if youngest == nil || reply.Int < youngest.Reply().Int {
-			youngest = request
+		if youngest == nil || age < youngestAge {
+			youngest, youngestAge = request, age
 		}
 	}
 	return youngest, youngest != nil
+}
+
+// Age reads a marker's age in milliseconds from the reply of AgeScript
+// (an integer) or of the epoch script (an array whose first element is
+// it). It reports false for any other reply.
+func Age(reply resp.Value) (int64, bool) {
+	if reply.Type == resp.TypeArray && len(reply.Elems) > 0 {
+		reply = reply.Elems[0]
+	}
+	return reply.Int, reply.Type == resp.TypeInteger
 }
