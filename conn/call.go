@@ -75,6 +75,7 @@ type Call struct {
 	waiting   bool // the owner is blocked in Wait
 	abandoned bool // the owner stopped waiting before the reply came
 	retried   bool // the NOSCRIPT fallback was sent
+	followed  bool // SendFollowed sends another call behind it: Send leaves it in the buffer
 	sentAt    time.Time
 	deadline  time.Time
 	wake      chan struct{} // buffered, one token; made on the first Send

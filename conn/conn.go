@@ -315,12 +315,23 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	if !c.reading && !c.flushing && !c.pending.ownedBefore() {
 		c.readArrivedLocked(c.link, call, nil)
 	}
-	buffered = c.flushing || c.pending.len() > 1
+	buffered = c.flushing || c.pending.len() > 1 || call.followed
 	if !buffered {
 		c.flushLocked()
 	}
 	c.mu.Unlock()
 	return buffered
+}
+
+// SendFollowed sends call and, right behind it, follow, in one write when
+// the connection is up: follow's reply tells what the server held just
+// after it ran call. Each must then be given to Wait or Abandon.
+func (c *Conn) SendFollowed(call, follow *Call, deadline time.Time) {
+	call.followed = true
+	c.Send(call, deadline)
+	call.followed = false
+	c.Send(follow, deadline)
+	c.Flush()
 }
 
 // maxPending bounds the commands in flight on one connection; past it, the

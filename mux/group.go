@@ -132,14 +132,13 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 			continue
 		}
 		call.CopyCommand(&round.call)
-		if node.Send(call, deadline) {
-			buffered = true
-		}
-		if _, plain := node.(*conn.Conn); plain && round.FollowUp {
+		if plain, ok := node.(*conn.Conn); ok && round.FollowUp {
 			follow := &round.followUpCalls[i]
 			follow.CopyCommand(&round.followUp)
-			node.Send(follow, deadline)
+			plain.SendFollowed(call, follow, deadline)
 			round.followed[i] = true
+		} else if node.Send(call, deadline) {
+			buffered = true
 		}
 	}
 	if ordered {
