@@ -1,11 +1,9 @@
 package mux
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -13,13 +11,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
-	"github.com/lockmux/lockmux/resp"
 )
-
-// maxRedirects bounds the MOVED and ASK redirects one call follows inside a
-// cluster member: a slot that moves on and on is a cluster being resharded
-// faster than it answers, and the call fails with ErrRedirectLoop.
-const maxRedirects = 5
 
 // cluster is a member of a Group that is a Redis Cluster: each command
 // goes to the master of the slot of its first key (routingKey), keyless
@@ -298,199 +290,6 @@ func (c *cluster) Flush() {
 			master.Flush()
 		}
 	}
-}
-
-// Wait waits for call's reply where it was sent, and follows the MOVED and
-// ASK redirects it gets. An ASK is followed on a connection of its own,
-// made for it: ASKING lets the one command after it into a slot being
-// imported, and no other caller's command may come in between.
-func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
-	var asked []*conn.Conn // the connections made for ASK redirects
-	defer func() {
-		for _, private := range asked {
-			go private.Close() // the reply came, or the call is carried to its end
-		}
-	}()
-	for redirects := 0; ; redirects++ {
-		sentOn := call.SentOn()
-		if sentOn == nil {
-			return // not sent (see Send)
-		}
-		sentOn.Wait(ctx, call)
-		if call.Err != nil && !call.Abandoned() {
-			c.unreachable()
-		}
-		if call.Err != nil || call.Abandoned() || call.Reply.Type != resp.TypeError {
-			return
-		}
-		redirect, ok := parseRedirect(call.Reply.Str)
-		if !ok {
-			return
-		}
-		if redirects == maxRedirects {
-			call.Fail(fmt.Errorf("%w: %s: %d redirects, the last %q", ErrRedirectLoop, c.name, redirects+1, call.Reply.Str))
-			return
-		}
-		if redirect.ask {
-			if private := c.ask(ctx, call, redirect.hostPort); private != nil {
-				asked = append(asked, private)
-			}
-			continue
-		}
-		target, err := c.moved(redirect)
-		if err != nil {
-			call.Fail(fmt.Errorf("mux: %s: redirected to %s: %w", c.name, redirect.hostPort, err))
-			return
-		}
-		target.Send(call, time.Now().Add(c.options.RequestTimeout))
-		target.Flush()
-	}
-}
-
-// carriedReply follows, on a goroutine of its own, the redirect that a
-// carried command whose caller let go of it met (a release that the
-// round no longer waited for): a release that a resharding or a failover
-// sent elsewhere still reaches its key. A carried command may run twice.
-// The Conn calls it with its lock held (conn.Options.OnCarriedReply).
-func (c *cluster) carriedReply(command []byte, until time.Time, label string, reply resp.Value) {
-	if reply.Type != resp.TypeError {
-		return
-	}
-	to, ok := parseRedirect(reply.Str)
-	if !ok {
-		return
-	}
-	call := &conn.Call{Command: bytes.Clone(command), Carry: true, CarryUntil: until, Label: label}
-	go c.follow(call, to)
-}
-
-// follow sends call where the redirect to points, and waits for its reply
-// until its CarryUntil, following further redirects (see Wait); a call
-// still unanswered then is carried by the connection it was sent on.
-func (c *cluster) follow(call *conn.Call, to redirect) {
-	ctx, cancel := context.WithDeadline(context.Background(), call.CarryUntil)
-	defer cancel()
-	if to.ask {
-		private := c.ask(ctx, call, to.hostPort)
-		if private == nil {
-			return
-		}
-		defer private.Close()
-	} else {
-		target, err := c.moved(to)
-		if err != nil {
-			return
-		}
-		target.Send(call, time.Now().Add(c.options.RequestTimeout))
-		target.Flush()
-	}
-	c.Wait(ctx, call)
-}
-
-// ask sends call, after ASKING, to the master at hostPort on a connection
-// of its own, which it returns for the caller to close once the reply
-// came; nil when it failed the call.
-func (c *cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *conn.Conn {
-	private, err := c.passingConn(hostPort)
-	if err != nil {
-		call.Fail(fmt.Errorf("mux: %s: asked to %s: %w", c.name, hostPort, err))
-		return nil
-	}
-	asking := &conn.Call{Command: resp.AppendCommand(nil, "ASKING")}
-	if err := private.Do(ctx, asking); err != nil || asking.Reply.IsError() {
-		if err == nil {
-			err = asking.Reply.Err()
-		}
-		call.Fail(fmt.Errorf("mux: %s: asked to %s: ASKING: %w", c.name, hostPort, err))
-		go private.Close()
-		return nil
-	}
-	private.Send(call, time.Now().Add(c.options.RequestTimeout))
-	private.Flush()
-	return private
-}
-
-// Collect takes call's reply if it arrived (conn.Conn.Collect). The reply
-// of a carried call that its caller lets go of without reading it
-// (Group.Discard) is looked at still: a redirect is followed, as for the
-// reply of a carried call that its connection reads (carriedReply).
-func (c *cluster) Collect(call *conn.Call) bool {
-	sentOn := call.SentOn()
-	if sentOn == nil {
-		return true
-	}
-	if !sentOn.Collect(call) {
-		return false
-	}
-	if call.Carry && call.Err == nil && !call.Abandoned() {
-		c.carriedReply(call.Command, call.CarryUntil, call.Label, call.Reply)
-	}
-	return true
-}
-
-func (c *cluster) Abandon(call *conn.Call) {
-	if sentOn := call.SentOn(); sentOn != nil {
-		sentOn.Abandon(call)
-	}
-}
-
-// moved records that to's slot is now served by the master it names, in
-// a copy of the map, which lists that master if it did not, has the whole
-// map read again in the background, and returns the master's connection.
-func (c *cluster) moved(to redirect) (*conn.Conn, error) {
-	target, err := c.server(to.hostPort)
-	if err != nil {
-		return nil, err
-	}
-	if slots := c.slots.Load(); slots != nil && slots.owner[to.slot] != target {
-		updated := *slots
-		updated.owner[to.slot] = target
-		if !slices.Contains(updated.masters, target) {
-			updated.masters = append(slices.Clip(updated.masters), target)
-			updated.hostPorts = append(slices.Clip(updated.hostPorts), to.hostPort)
-		}
-		if c.slots.CompareAndSwap(slots, &updated) {
-			c.mapChanged()
-		}
-	}
-	c.stale.Store(true)
-	c.readSlotsInBackground()
-	return target, nil
-}
-
-// redirect is a MOVED or ASK error reply: "MOVED slot host:port".
-type redirect struct {
-	ask      bool
-	slot     int
-	hostPort string
-}
-
-// parseRedirect reads a MOVED or ASK error reply.
-func parseRedirect(text []byte) (redirect, bool) {
-	var r redirect
-	var rest []byte
-	switch {
-	case len(text) > 6 && string(text[:6]) == "MOVED ":
-		rest = text[6:]
-	case len(text) > 4 && string(text[:4]) == "ASK ":
-		r.ask, rest = true, text[4:]
-	default:
-		return r, false
-	}
-	slot, hostPort, ok := bytes.Cut(rest, []byte(" "))
-	if !ok {
-		return r, false
-	}
-	var err error
-	if r.slot, err = strconv.Atoi(string(slot)); err != nil || r.slot < 0 || r.slot >= SlotCount || slot[0] == '+' {
-		return r, false
-	}
-	host, port, err := net.SplitHostPort(string(hostPort))
-	if err != nil || port == "" {
-		return r, false
-	}
-	r.hostPort = net.JoinHostPort(host, port)
-	return r, true
 }
 
 // masterTags returns, per master of the slot map that serves a slot, read
