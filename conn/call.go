@@ -127,6 +127,10 @@ func (c *Call) clearCarry() {
 // first Send: the one to Wait on, Collect or Abandon it.
 func (c *Call) SentOn() *Conn { return c.sentOn }
 
+// Deadline returns the deadline the call was last sent with (see
+// Conn.Send), zero before its first Send. Read it once Wait returned.
+func (c *Call) Deadline() time.Time { return c.deadline }
+
 // Fail finishes the call with err without sending it, as Send does when
 // no connection can take it, for a caller that routes calls to Conns
 // itself and found none: SentOn is then nil, and the call needs no Wait.

@@ -21,7 +21,8 @@ import (
 // and so does a master that cannot be reached (a crashed master's replica
 // takes its slots without a MOVED from anyone), and a MOVED or ASK reply
 // is followed, at most maxRedirects times, by
-// sending the command again where it points (after ASKING for an ASK).
+// sending the command again where it points (after ASKING for an ASK),
+// and a TRYAGAIN reply by sending it again after a backoff.
 // Concurrent callers still share each master's one connection.
 type cluster struct {
 	address     conn.Address

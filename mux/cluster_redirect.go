@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -18,36 +19,72 @@ import (
 // faster than it answers, and the call fails with ErrRedirectLoop.
 const maxRedirects = 5
 
+// TRYAGAIN replies: a command over several keys of a slot being migrated,
+// which the importing master does not all have yet, is a passing state of
+// the resharding, tried again after a backoff that doubles from
+// tryAgainBackoffMin up to tryAgainBackoffMax.
+const (
+	// maxTryAgains bounds the tries of a call whose caller waits, within
+	// the call's deadline.
+	maxTryAgains       = 5
+	tryAgainBackoffMin = 5 * time.Millisecond
+	tryAgainBackoffMax = 200 * time.Millisecond
+)
+
 // Wait waits for call's reply where it was sent, and follows the MOVED and
-// ASK redirects it gets. An ASK is followed on a connection of its own,
-// made for it: ASKING lets the one command after it into a slot being
-// imported, and no other caller's command may come in between.
+// ASK redirects it gets (see await). A TRYAGAIN reply is tried again,
+// at most maxTryAgains times and within the call's deadline; a carried
+// call still answered TRYAGAIN then goes on in the background (see
+// carryThrough), and its caller gets the TRYAGAIN reply.
 func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
+	if c.await(ctx, call, call.Deadline(), maxTryAgains) && call.Carry {
+		c.carryThrough(call)
+	}
+}
+
+// await waits for call's reply where it was sent, and follows the MOVED
+// and ASK redirects it gets. An ASK is followed on a connection of its
+// own, made for it: ASKING lets the one command after it into a slot being
+// imported, and no other caller's command may come in between. After a
+// TRYAGAIN reply, it sends call again to the master of its slot after a
+// backoff, at most tries times, and while it can be sent by until. It
+// reports whether it left call with a TRYAGAIN reply.
+func (c *cluster) await(ctx context.Context, call *conn.Call, until time.Time, tries int) (tryAgain bool) {
 	var asked []*conn.Conn // the connections made for ASK redirects
 	defer func() {
 		for _, private := range asked {
 			go private.Close() // the reply came, or the call is carried to its end
 		}
 	}()
+	var backoff time.Duration
 	for redirects := 0; ; redirects++ {
 		sentOn := call.SentOn()
 		if sentOn == nil {
-			return // not sent (see Send)
+			return false // not sent (see Send)
 		}
 		sentOn.Wait(ctx, call)
 		if call.Err != nil && !call.Abandoned() {
 			c.unreachable()
 		}
 		if call.Err != nil || call.Abandoned() || call.Reply.Type != resp.TypeError {
-			return
+			return false
+		}
+		if isTryAgain(call.Reply.Str) {
+			backoff = conn.NextBackoff(backoff, 0, tryAgainBackoffMin, tryAgainBackoffMax)
+			if tries == 0 || !c.sendAgain(ctx, call, backoff, until) {
+				return true
+			}
+			tries--
+			redirects = -1 // each try follows its own redirects
+			continue
 		}
 		redirect, ok := parseRedirect(call.Reply.Str)
 		if !ok {
-			return
+			return false
 		}
 		if redirects == maxRedirects {
 			call.Fail(fmt.Errorf("%w: %s: %d redirects, the last %q", ErrRedirectLoop, c.name, redirects+1, call.Reply.Str))
-			return
+			return false
 		}
 		if redirect.ask {
 			if private := c.ask(ctx, call, redirect.hostPort); private != nil {
@@ -58,20 +95,79 @@ func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
 		target, err := c.moved(redirect)
 		if err != nil {
 			call.Fail(fmt.Errorf("mux: %s: redirected to %s: %w", c.name, redirect.hostPort, err))
-			return
+			return false
 		}
 		target.Send(call, time.Now().Add(c.options.RequestTimeout))
 		target.Flush()
 	}
 }
 
+// isTryAgain reports whether an error reply is TRYAGAIN.
+func isTryAgain(text []byte) bool { return string(resp.ErrorCode(text)) == "TRYAGAIN" }
+
+// sendAgain sends call again to the master of its slot after pause, its
+// reply due by until or within the request timeout, whichever comes
+// first. It reports false, and leaves call as it is, when ctx ends first,
+// when it could not send by until, or when the member is closed.
+func (c *cluster) sendAgain(ctx context.Context, call *conn.Call, pause time.Duration, until time.Time) bool {
+	if time.Now().Add(pause).After(until) {
+		return false
+	}
+	timer := time.NewTimer(pause)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return false
+	}
+	c.sendTo(c.route(call.Command), call, minTime(until, time.Now().Add(c.options.RequestTimeout)))
+	if sentOn := call.SentOn(); sentOn != nil {
+		sentOn.Flush()
+	}
+	return true
+}
+
+// carryThrough tries a carried call answered TRYAGAIN again, with a copy
+// of its command, on a goroutine of its own, after a backoff each time,
+// until its CarryUntil: a release whose keys a resharding has split
+// between two masters reaches them once they have all moved. A call
+// still answered TRYAGAIN then is reported to Options.OnUnfinished.
+func (c *cluster) carryThrough(call *conn.Call) {
+	if !time.Now().Before(call.CarryUntil) {
+		return
+	}
+	carried := &conn.Call{Command: bytes.Clone(call.Command), Carry: true, CarryUntil: call.CarryUntil, Label: call.Label}
+	go func() {
+		ctx, cancel := context.WithDeadline(context.Background(), carried.CarryUntil)
+		defer cancel()
+		if !c.sendAgain(ctx, carried, tryAgainBackoffMin, carried.CarryUntil) ||
+			!c.await(ctx, carried, carried.CarryUntil, math.MaxInt) {
+			return
+		}
+		if onUnfinished := c.connOptions.OnUnfinished; onUnfinished != nil {
+			onUnfinished(c.name, conn.Unfinished{Label: carried.Label, Err: fmt.Errorf("mux: %s: %s", c.name, carried.Reply.Str)})
+		}
+	}()
+}
+
 // carriedReply follows, on a goroutine of its own, the redirect that a
 // carried command whose caller let go of it met (a release that the
 // round no longer waited for): a release that a resharding or a failover
-// sent elsewhere still reaches its key. A carried command may run twice.
-// The Conn calls it with its lock held (conn.Options.OnCarriedReply).
+// sent elsewhere still reaches its key. A TRYAGAIN is tried again (see
+// carryThrough). A carried command may run twice. The Conn calls it with
+// its lock held (conn.Options.OnCarriedReply).
 func (c *cluster) carriedReply(command []byte, until time.Time, label string, reply resp.Value) {
 	if reply.Type != resp.TypeError {
+		return
+	}
+	if isTryAgain(reply.Str) {
+		c.carryThrough(&conn.Call{Command: command, Carry: true, CarryUntil: until, Label: label})
 		return
 	}
 	to, ok := parseRedirect(reply.Str)

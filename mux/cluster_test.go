@@ -350,3 +350,40 @@ func TestClusterMemberFollowsTheRedirectsOfCarriedCommands(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A command over two keys of a slot being migrated, one moved and not the
+// other, meets ASK on the source and TRYAGAIN on the target, a passing
+// state of the resharding: a carried command (a release) is tried again,
+// with a backoff, until its keys have both moved and it reaches them.
+func TestClusterMemberCarriesACommandThroughTryAgain(t *testing.T) {
+	group, cluster := clusterGroup(t)
+	round := group.NewRound()
+	keys := []string{"{pair}:1", "{pair}:2"}
+	slot := mux.Slot(keys[0])
+	for _, key := range keys {
+		require.Equal(t, "OK", setOnce(t, group, round, key, "held"))
+	}
+	to := cluster.Masters[0]
+	if to == cluster.MasterOf(slot) {
+		to = cluster.Masters[1]
+	}
+	migration := cluster.StartMigration(slot, to)
+	migration.Move(keys[1])
+
+	round.SetEval(mux.NewScript(`return redis.call("DEL", KEYS[1], KEYS[2])`), 2, 0)
+	round.AppendString(keys[0])
+	round.AppendString(keys[1])
+	round.Carry(time.Now().Add(30*time.Second), "release")
+	group.Send(round, time.Now().Add(time.Second))
+	require.NoError(t, group.Wait(context.Background(), round, nil))
+	require.NoError(t, round.Err(0))
+	assert.Contains(t, round.Reply(0).String(), "TRYAGAIN", "the keys are split between the masters")
+
+	migration.Move(keys[0])
+	migration.Finish()
+	deadline := time.Now().Add(10 * time.Second)
+	for to.Do(t, "EXISTS", keys[0], keys[1]) != "0" {
+		require.False(t, time.Now().After(deadline), "the carried command was dropped at its TRYAGAIN")
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -24,7 +24,10 @@
 // see conn.ParseAddress): it keeps one connection per master, sends each
 // command to the master of its first key's slot (see [Slot]), keyless
 // commands to any master, and follows MOVED and ASK redirects inside the
-// member, at most five times ([ErrRedirectLoop]); its slot map comes from
+// member, at most five times ([ErrRedirectLoop]); a TRYAGAIN reply (keys
+// of one command split by a slot migration) is tried again after a
+// backoff, a few times within the command's deadline, and a carried
+// command until it stops mattering; its slot map comes from
 // CLUSTER SHARDS (CLUSTER SLOTS on Redis 6), read again after a MOVED and
 // when a master cannot be reached. Plain members follow no redirect.
 //

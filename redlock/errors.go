@@ -105,7 +105,8 @@ var (
 	// ErrConfig is matched when a node answered with an error that points at
 	// its configuration rather than at a passing failure: NOAUTH, WRONGPASS,
 	// NOPERM, WRONGTYPE, READONLY, or a cluster answer (MOVED, ASK,
-	// CLUSTERDOWN, TRYAGAIN, CROSSSLOT). Such errors are not retried.
+	// CLUSTERDOWN, CROSSSLOT). Such errors are not retried. TRYAGAIN, a
+	// slot being migrated, is a passing failure.
 	ErrConfig = errors.New("redlock: node configuration error")
 
 	// ErrFenceCounter is matched when a node's fencing counter for a lock
@@ -144,7 +145,7 @@ var (
 func isConfigError(reply string) bool {
 	switch string(resp.ErrorCode([]byte(reply))) {
 	case "NOAUTH", "WRONGPASS", "NOPERM", "WRONGTYPE", "READONLY",
-		"MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "CROSSSLOT":
+		"MOVED", "ASK", "CLUSTERDOWN", "CROSSSLOT":
 		return true
 	case "ERR":
 		return strings.Contains(reply, "The user executing the script can't") || strings.Contains(reply, "ACL failure in script")

@@ -189,6 +189,7 @@ func TestConfigErrors(t *testing.T) {
 		{reply: "ERR The user executing the script can't run this command or subcommand script: 3a4b…, on @user_script:2.", want: true},
 		{reply: "ERR ACL failure in script: No permissions to access a key script: 3a4b…, on @user_script:2.", want: true},
 		{reply: "LOADING Redis is loading the dataset in memory", want: false},
+		{reply: "TRYAGAIN Multiple keys request during rehashing of slot", want: false},
 		{reply: "BUSY Redis is busy running a script.", want: false},
 		{reply: "OOM command not allowed when used memory > 'maxmemory'.", want: false},
 		{reply: "NOSCRIPT No matching script. Please use EVAL.", want: false},

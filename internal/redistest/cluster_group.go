@@ -217,30 +217,81 @@ const crashFailoverWait = 10 * time.Second
 // new owner (CLUSTER SETSLOT NODE).
 func (c *Cluster) MoveSlot(slot int, to *Server) {
 	c.t.Helper()
-	from := c.MasterOf(slot)
-	if from == to {
+	if c.MasterOf(slot) == to {
 		return
 	}
-	fromID, toID := from.Do(c.t, "CLUSTER", "MYID"), to.Do(c.t, "CLUSTER", "MYID")
-	c.require(to, "OK", "CLUSTER", "SETSLOT", strconv.Itoa(slot), "IMPORTING", fromID)
-	c.require(from, "OK", "CLUSTER", "SETSLOT", strconv.Itoa(slot), "MIGRATING", toID)
-	host, port, _ := strings.Cut(to.Addr(), ":")
-	for {
-		listed := strings.Fields(strings.Trim(from.Do(c.t, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "100"), "[]"))
-		if len(listed) == 0 {
-			break
-		}
-		if migrated := from.Do(c.t, append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, listed...)...); migrated != "OK" && migrated != "NOKEY" {
-			c.t.Fatalf("redistest: MIGRATE of slot %d to %s: %s", slot, to.Addr(), migrated)
-		}
+	migration := c.StartMigration(slot, to)
+	migration.MoveAll()
+	migration.Finish()
+}
+
+// Migration is a slot being moved from one master to another, begun by
+// StartMigration: until Finish, the source answers ASK for the keys it
+// no longer has, and the target TRYAGAIN for a command over several keys
+// that it does not all have.
+type Migration struct {
+	cluster  *Cluster
+	slot     int
+	from, to *Server
+	toID     string
+}
+
+// StartMigration marks slot importing on the master to and migrating on
+// the master that serves it, and moves none of its keys.
+func (c *Cluster) StartMigration(slot int, to *Server) *Migration {
+	c.t.Helper()
+	m := &Migration{cluster: c, slot: slot, from: c.MasterOf(slot), to: to}
+	if m.from == to {
+		c.t.Fatalf("redistest: %s already serves slot %d", to.Addr(), slot)
 	}
-	for _, master := range []*Server{to, from} {
-		c.require(master, "OK", "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", toID)
+	fromID := m.from.Do(c.t, "CLUSTER", "MYID")
+	m.toID = to.Do(c.t, "CLUSTER", "MYID")
+	c.require(to, "OK", "CLUSTER", "SETSLOT", strconv.Itoa(slot), "IMPORTING", fromID)
+	c.require(m.from, "OK", "CLUSTER", "SETSLOT", strconv.Itoa(slot), "MIGRATING", m.toID)
+	return m
+}
+
+// Source returns the master the slot leaves.
+func (m *Migration) Source() *Server { return m.from }
+
+// Move moves keys, of the slot, to the target with MIGRATE.
+func (m *Migration) Move(keys ...string) {
+	c := m.cluster
+	c.t.Helper()
+	host, port, _ := strings.Cut(m.to.Addr(), ":")
+	if migrated := m.from.Do(c.t, append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, keys...)...); migrated != "OK" && migrated != "NOKEY" {
+		c.t.Fatalf("redistest: MIGRATE of slot %d to %s: %s", m.slot, m.to.Addr(), migrated)
+	}
+}
+
+// MoveAll moves every key of the slot that the source still has, a
+// hundred at a time.
+func (m *Migration) MoveAll() {
+	c := m.cluster
+	c.t.Helper()
+	for {
+		listed := strings.Fields(strings.Trim(m.from.Do(c.t, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(m.slot), "100"), "[]"))
+		if len(listed) == 0 {
+			return
+		}
+		m.Move(listed...)
+	}
+}
+
+// Finish ends the migration: the two masters, then every one of Masters
+// that answers, are told the slot's new owner (CLUSTER SETSLOT NODE).
+// The source must have none of the slot's keys left (Redis refuses).
+func (m *Migration) Finish() {
+	c := m.cluster
+	c.t.Helper()
+	slot := strconv.Itoa(m.slot)
+	for _, master := range []*Server{m.to, m.from} {
+		c.require(master, "OK", "CLUSTER", "SETSLOT", slot, "NODE", m.toID)
 	}
 	for _, master := range c.Masters {
 		// The others would learn it by gossip; told, they know it at once.
 		// A master that crashed tells nothing.
-		roundTrip(master.Addr(), master.TLSConfig(), master.opts.Password, doTimeout, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", toID)
+		roundTrip(master.Addr(), master.TLSConfig(), master.opts.Password, doTimeout, "CLUSTER", "SETSLOT", slot, "NODE", m.toID)
 	}
 }
 
