@@ -201,6 +201,23 @@ func (c *cluster) follow(call *conn.Call, to redirect) {
 	c.Wait(ctx, call)
 }
 
+// asked reports whether call was last sent on a connection made for an
+// ASK redirect (see ask), to the master its slot is being migrated to.
+func (c *cluster) asked(call *conn.Call) bool {
+	sentOn := call.SentOn()
+	if sentOn == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, server := range c.servers {
+		if server == sentOn {
+			return false
+		}
+	}
+	return true
+}
+
 // ask sends call, after ASKING, to the master at hostPort on a connection
 // of its own, which it returns for the caller to close once the reply
 // came; nil when it failed the call.

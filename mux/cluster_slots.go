@@ -56,12 +56,14 @@ var crc16Table = func() (table [256]uint16) {
 }()
 
 // keyAtOne lists the commands a Group sends whose first argument is a key,
-// upper case. EVAL and EVALSHA name their keys after the key count; every
-// other command is keyless: any master of a cluster answers it.
+// upper case, or, for SPUBLISH, a sharded channel, which lives on the
+// master of its slot as a key does. EVAL and EVALSHA name their keys after
+// the key count; every other command is keyless: any master of a cluster
+// answers it.
 var keyAtOne = map[string]bool{
 	"GET": true, "SET": true, "DEL": true, "EXISTS": true, "TYPE": true, "TTL": true, "PTTL": true,
 	"PEXPIRE": true, "EXPIRE": true, "INCR": true, "ZRANGE": true, "ZCARD": true, "ZSCORE": true,
-	"LRANGE": true, "LLEN": true, "HGET": true, "HGETALL": true,
+	"LRANGE": true, "LLEN": true, "HGET": true, "HGETALL": true, "SPUBLISH": true,
 }
 
 // routingKey returns the key that decides which server of a cluster gets

@@ -64,7 +64,7 @@ func TestClusterMemberRoutesBySlot(t *testing.T) {
 // A slot that moved to another master after the map was read answers
 // MOVED: the command is sent again to the new master, and the map learns.
 // A slot being migrated answers ASK for a key it does not hold: the
-// command goes, after ASKING, to the importing master.
+// command goes, after ASKING, to the importing master, and Asked says so.
 func TestClusterMemberFollowsRedirects(t *testing.T) {
 	group, cluster := clusterGroup(t)
 	round := group.NewRound()
@@ -81,6 +81,7 @@ func TestClusterMemberFollowsRedirects(t *testing.T) {
 	}
 	require.Equal(t, "OK", setOnce(t, group, round, key, "moved"), "the MOVED was followed")
 	assert.Equal(t, "moved", to.Do(t, "GET", key))
+	assert.False(t, group.Asked(round, 0), "answered by the slot's master")
 
 	// The slot goes back, by a migration that has not moved the key yet
 	// and a key that is not on the source: ASK.
@@ -89,6 +90,7 @@ func TestClusterMemberFollowsRedirects(t *testing.T) {
 	require.Equal(t, "OK", from.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "IMPORTING", toID))
 	require.Equal(t, "OK", to.Do(t, "CLUSTER", "SETSLOT", strconv.Itoa(slot), "MIGRATING", fromID))
 	require.Equal(t, "OK", setOnce(t, group, round, askKey, "asked"), "the ASK was followed")
+	assert.True(t, group.Asked(round, 0), "answered by the importing master")
 	keysIn := func(server *redistest.Server) string {
 		return server.Do(t, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "10")
 	}

@@ -86,6 +86,17 @@ func (g *Group) MasterTags(ctx context.Context, i int) ([]string, error) {
 	return cluster.masterTags(ctx)
 }
 
+// Asked reports whether member node's command in round, on a Redis
+// Cluster member, was answered by the master that an ASK redirect pointed
+// to: the command's slot is being migrated there. Until the migration
+// ends, the slot's sharded channels are still served by the master it
+// leaves, where their subscribers listen, so what the command published
+// reached none of them. It is false for any other member.
+func (g *Group) Asked(round *Round, node int) bool {
+	cluster, ok := g.nodes[node].(*cluster)
+	return ok && cluster.asked(&round.calls[node])
+}
+
 // SentinelReport is what one sentinel says of its master: conn's type,
 // re-exported.
 type SentinelReport = conn.SentinelReport

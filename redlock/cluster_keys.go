@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/lockmux/lockmux/mux"
@@ -52,3 +53,32 @@ func (c *Client) releasedChannelPrefix(key string) string {
 // releasedChannel returns the channel on which the releases of key are
 // announced.
 func (c *Client) releasedChannel(key string) string { return c.releasedChannelPrefix(key) + key }
+
+// announceWhereAsked announces again, under message, the release that a
+// round of m made on a Redis Cluster member after an ASK redirect
+// (mux.Group.Asked): it did so on the master the keys' slot is being
+// migrated to, while the master the slot leaves still serves the slot's
+// sharded channels, where the waiters listen, until the migration ends.
+// SPUBLISH goes to the master of the channel's slot in the member's slot
+// map, which is that one. A fair lock's release is announced again
+// without the first waiter in line, which only the node knew: it wakes a
+// waiter as a plain lock's release does.
+func (m *Mutex) announceWhereAsked(ctx context.Context, r *nodeRound, message []byte) {
+	if m.announceOn == "" {
+		return
+	}
+	c := m.client
+	for node, outcome := range r.tally.nodes {
+		// Only the replies the round gathered are read: a node's outcome
+		// is OutcomeConfirmed only then.
+		if outcome.outcome != OutcomeConfirmed || r.round.Reply(node).Int <= 0 || !c.group.Asked(r.round, node) {
+			continue // nothing released, or announced where the waiters listen
+		}
+		channels := m.releasedChannels()
+		requests := make([]*mux.Request, len(channels))
+		for i, channel := range channels {
+			requests[i] = mux.NewRequest("SPUBLISH", channel, string(message))
+		}
+		c.group.Do(ctx, node, requests...) // as in the scripts, an announcement that fails loses nothing else
+	}
+}

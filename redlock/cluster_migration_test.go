@@ -21,6 +21,44 @@ func migrationTarget(cluster *redistest.Cluster, slot int) *redistest.Server {
 	return cluster.Masters[1]
 }
 
+// During a slot migration, a release whose key already moved meets ASK and
+// runs on the importing master, while the slot's sharded channels are
+// still served by the master it leaves, where waiters listen: the release
+// is announced there too, and a waiter whose retries are an hour apart is
+// woken long before the holder's TTL would have let it in.
+func TestClusterMemberAnnouncesAReleaseThatFollowedAnAsk(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, false, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	options := Options{MaxTTL: time.Minute}
+	holderClient := connectedClient(t, []string{cluster.Address()}, options)
+	require.NoError(t, holderClient.TrustNodes(ctx))
+	options.RetryDelayMin, options.RetryDelayMax = time.Hour, time.Hour
+	waiterClient := connectedClient(t, []string{cluster.Address()}, options)
+	key := "{asked}"
+	slot := mux.Slot(key)
+
+	holder := holderClient.NewMutex(key, MutexOptions{TTL: time.Minute})
+	require.NoError(t, holder.Lock(ctx))
+	waiter := waiterClient.NewMutex(key, MutexOptions{TTL: time.Minute})
+	waiting := lockSubscribed(t, ctx, waiter)
+
+	migration := cluster.StartMigration(slot, migrationTarget(cluster, slot))
+	migration.Move(key)
+	require.NoError(t, holder.Unlock(ctx), "the release followed the ASK to the importing master")
+	woken := make(chan error, 1)
+	go func() { woken <- waiting.Wait() }()
+	select {
+	case err := <-woken:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter was not woken: the release was announced where nobody listens")
+	}
+	require.NoError(t, waiter.Unlock(ctx))
+	migration.MoveAll()
+	migration.Finish()
+}
+
 // A command over several keys of a slot being migrated that the target
 // does not all have (none there yet, as for a new lock) is answered
 // TRYAGAIN: a passing state of a resharding, not a configuration error. A

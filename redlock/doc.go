@@ -112,8 +112,10 @@
 // unannounced. On a Client with a Redis Cluster member, releases are
 // announced with sharded pub/sub on every node (SPUBLISH on the master of
 // the key's slot, SSUBSCRIBE), on the channel lockmux:released:{TAG}KEY,
-// TAG a hash tag of the key's slot (see the README). doctor.Run
-// checks it. A subscription connection that fails is dialled again after a
+// TAG a hash tag of the key's slot (see the README); while the slot
+// migrates, a release that followed an ASK to the importing master is
+// announced again on the master the slot leaves, where waiters listen
+// until the migration ends. doctor.Run checks it. A subscription connection that fails is dialled again after a
 // jittered backoff that doubles up to 2 s.
 //
 // MutexOptions.Token resumes a hold by its token, in this process or

@@ -44,6 +44,7 @@ func (c *Client) ForceRelease(ctx context.Context, key string) (int, error) {
 	r := m.acquisition.round
 	m.start(r, nodeForceRelease, identity[:], 0, nil)
 	err := m.exchange(ctx, r)
+	m.announceWhereAsked(ctx, r, identity[:])
 	released, failed := 0, 0
 	for _, node := range r.tally.nodes {
 		switch {

@@ -46,6 +46,7 @@ func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	if r.tally.got > 0 {
 		c.notifier.released(m, identity[:])
 	}
+	m.announceWhereAsked(ctx, r, identity[:])
 
 	var err error
 	unusable := c.usable()
