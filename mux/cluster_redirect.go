@@ -51,11 +51,13 @@ func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
 // reports whether it left call with a TRYAGAIN reply.
 func (c *cluster) await(ctx context.Context, call *conn.Call, until time.Time, tries int) (tryAgain bool) {
 	var asked []*conn.Conn // the connections made for ASK redirects
-	defer func() {
+	closeAsked := func() {
 		for _, private := range asked {
 			go private.Close() // the reply came, or the call is carried to its end
 		}
-	}()
+		asked = asked[:0]
+	}
+	defer closeAsked()
 	var backoff time.Duration
 	for redirects := 0; ; redirects++ {
 		sentOn := call.SentOn()
@@ -70,6 +72,7 @@ func (c *cluster) await(ctx context.Context, call *conn.Call, until time.Time, t
 			return false
 		}
 		if isTryAgain(call.Reply.Str) {
+			closeAsked() // answered: a try asks anew
 			backoff = conn.NextBackoff(backoff, 0, tryAgainBackoffMin, tryAgainBackoffMax)
 			if tries == 0 || !c.sendAgain(ctx, call, backoff, until) {
 				return true
