@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,10 +12,21 @@ import (
 	"github.com/lockmux/lockmux/mux"
 )
 
-// allScripts are loaded by every connection when it connects: the
-// scripts of the protocol table sent by their SHA1.
-var allScripts = []*mux.Script{acquireWaitingLua, acquireMultiLua, acquireFencedLua, commitFenceLua, extendLua, checkLua,
-	acquireWriteLua, acquireReadLua, extendReadLua, checkReadLua, acquireFairLua, fairTicketLua, fairEnqueueLua}
+// allScripts are loaded by every connection when it connects: every
+// script a command calls by its SHA1, so that none meets NOSCRIPT.
+var allScripts = scriptsBySHA()
+
+// scriptsBySHA returns the scripts of the protocol table's rows sent by
+// their SHA1, and the count of a Semaphore's free permits.
+func scriptsBySHA() []*mux.Script {
+	scripts := []*mux.Script{permitsFreeLua}
+	for _, row := range protocol {
+		if row.script != nil && !row.eval && !slices.Contains(scripts, row.script) {
+			scripts = append(scripts, row.script)
+		}
+	}
+	return scripts
+}
 
 // Client holds the connections to N independent Redis masters and makes
 // Mutexes that lock across them.
