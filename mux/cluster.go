@@ -153,7 +153,9 @@ func (c *cluster) Connect(ctx context.Context) error {
 	}
 	wait.Wait()
 	err := errors.Join(errs...)
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
+		// A dial that its caller stopped waiting for tells nothing of
+		// the master.
 		c.unreachable()
 	}
 	return err

@@ -118,6 +118,32 @@ func (g *Group) Connect(ctx context.Context) []error {
 	return errs
 }
 
+// ConnectAtLeast dials every server that is not connected, like Connect,
+// but returns as soon as n servers are connected, every dial has ended, or
+// ctx ends, and reports how many are connected. The dials it did not wait
+// for go on in the background: a server that stalls costs a caller that
+// needs only some of them nothing.
+func (g *Group) ConnectAtLeast(ctx context.Context, n int) int {
+	ctx, cancel := context.WithCancel(ctx)
+	results := make(chan error, len(g.nodes))
+	var wait sync.WaitGroup
+	for _, node := range g.nodes {
+		wait.Go(func() { results <- node.Connect(ctx) })
+	}
+	connected := 0
+	for range g.nodes {
+		if <-results == nil {
+			connected++
+		}
+		if connected >= n {
+			break
+		}
+	}
+	cancel() // the Connects still waiting return at once
+	wait.Wait()
+	return connected
+}
+
 // Send writes the round's command to each of its servers, but those left
 // out with Round.Skip, which it then forgets. The replies are due by
 // deadline, the servers' deadline: a server that has not answered by then

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/internal/faultnet"
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/internal/workgroup"
 	"github.com/lockmux/lockmux/mux"
@@ -181,4 +182,26 @@ func TestNewRejectsBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, mux.ErrNoNodes)
 	_, err = mux.New([]string{"127.0.0.1:1", "ftp://x"}, mux.Options{})
 	assert.ErrorIs(t, err, conn.ErrInvalidAddress)
+}
+
+// TestConnectAtLeastLeavesAStalledDial: ConnectAtLeast returns once the
+// servers asked for are connected, while a dial that only its timeout
+// would end is under way, and that dial goes on: it connects once the
+// server answers, with nobody waiting for it.
+func TestConnectAtLeastLeavesAStalledDial(t *testing.T) {
+	servers := redistest.StartN(t, 2, redistest.Options{})
+	stalled := faultnet.New(t, servers[1].Addr())
+	stalled.HoldReplies()
+	group, err := mux.New([]string{servers[0].Addr(), stalled.Addr(), servers[1].Addr()}, mux.Options{DialTimeout: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(func() { group.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	assert.Equal(t, 2, group.ConnectAtLeast(ctx, 2))
+	assert.NoError(t, ctx.Err(), "ConnectAtLeast waited for its context")
+	assert.True(t, group.Connected(0) && group.Connected(2), "the two servers that answer are connected")
+	assert.False(t, group.Connected(1), "the stalled server is connected")
+	stalled.ReleaseReplies()
+	assert.Eventually(t, func() bool { return group.Connected(1) }, 30*time.Second, time.Millisecond,
+		"the stalled dial did not go on")
 }

@@ -3,12 +3,15 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockmux/lockmux/internal/faultnet"
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/mux"
 )
@@ -50,5 +53,100 @@ func TestFirstPermitsMeetNoNOSCRIPT(t *testing.T) {
 	}
 	for _, server := range nodes.servers {
 		assert.NotContains(t, server.Do(t, "INFO", "errorstats"), "NOSCRIPT", "a command met NOSCRIPT on %s", server.Addr())
+	}
+}
+
+// TestFirstLockWaitsForNoStalledDial: with the quarantine, a new Client's
+// first TryLock reads the markers of the nodes that connected and
+// acquires on a quorum of them, whatever a node whose dial never ends
+// (it accepts connections and answers nothing) does. The first
+// verification waited for every dial, up to the dial timeout, and then
+// read the markers with a context that had ended with that wait: the
+// first TryLock failed after 2 s, every vote quarantined.
+func TestFirstLockWaitsForNoStalledDial(t *testing.T) {
+	nodes := startCluster(t, 5, redistest.Options{})
+	trusting := nodes.client(t, Options{})
+	require.NoError(t, trusting.TrustNodes(context.Background()))
+	stalled := faultnet.New(t, nodes.addresses[4])
+	stalled.Blackhole()
+	addresses := append(slices.Clone(nodes.addresses[:4]), stalled.Addr())
+	// A dial that never ends: only its timeout would end it.
+	client, err := New(addresses, Options{Quarantine: true, DialTimeout: time.Hour})
+	require.NoError(t, err)
+	m := client.NewMutex("first-contact", MutexOptions{TTL: 10 * time.Second})
+	result := make(chan error, 1)
+	go func() { result <- m.TryLock(context.Background()) }()
+	select {
+	case err := <-result:
+		assert.NoError(t, err, "the first TryLock")
+	case <-time.After(30 * time.Second):
+		// Not a speed bound: without the fix, the call waits for the dial
+		// timeout, an hour.
+		t.Error("the first TryLock still waits after 30 s, for the dial of the stalled node")
+		client.Close()
+		<-result
+	}
+	client.Close()
+}
+
+// BenchmarkFirstContact measures what a new Client costs before its first
+// lock: the dials and handshakes of every node (HELLO; INFO, CONFIG GET
+// appendfsync and SCRIPT LOAD in one write), the epoch markers read by the
+// quarantine, and the first TryLock, each with its Close; with a
+// node that accepts connections and answers nothing too:
+//
+//	go test -run '^$' -bench FirstContact ./redlock/
+func BenchmarkFirstContact(b *testing.B) {
+	nodes := startCluster(b, 5, redistest.Options{})
+	require.NoError(b, nodes.client(b, Options{}).TrustNodes(context.Background()))
+	stalled := faultnet.New(b, nodes.addresses[4])
+	stalled.Blackhole()
+	withStalled := append(slices.Clone(nodes.addresses[:4]), stalled.Addr())
+	ctx := context.Background()
+	newClient := func(b *testing.B, addresses []string, quarantine bool) *Client {
+		client, err := New(addresses, Options{Quarantine: quarantine})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return client
+	}
+	b.Run("connect", func(b *testing.B) {
+		for b.Loop() {
+			client := newClient(b, nodes.addresses, true)
+			client.group.Connect(ctx)
+			client.Close()
+		}
+	})
+	b.Run("connect+markers", func(b *testing.B) {
+		for b.Loop() {
+			client := newClient(b, nodes.addresses, true)
+			client.quarantine.verify()
+			client.Close()
+		}
+	})
+	for _, bench := range []struct {
+		name       string
+		addresses  []string
+		quarantine bool
+	}{
+		{"trylock/quarantine=off", nodes.addresses, false},
+		{"trylock/quarantine=on", nodes.addresses, true},
+		{"trylock/quarantine=off/stalled-node", withStalled, false},
+		{"trylock/quarantine=on/stalled-node", withStalled, true},
+	} {
+		b.Run(bench.name, func(b *testing.B) {
+			// No Unlock: Close would wait, up to the dial timeout, for the
+			// release queued behind the stalled node's dial.
+			key := 0
+			for b.Loop() {
+				key++
+				client := newClient(b, bench.addresses, bench.quarantine)
+				m := client.NewMutex("bench:first-contact:"+bench.name+":"+strconv.Itoa(key), MutexOptions{TTL: time.Second})
+				if err := m.TryLock(ctx); err != nil {
+					b.Fatal(err)
+				}
+				client.Close()
+			}
+		})
 	}
 }

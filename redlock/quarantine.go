@@ -142,14 +142,13 @@ func (q *quarantine) errQuarantined(left time.Duration) error {
 // verify reads the epoch markers of the nodes whose verdict is unknown,
 // writing the missing or foreign ones, before a round whose votes count.
 // A node that does not answer stays unknown, and its votes do not count.
-// It waits at most a dial timeout, or a node timeout when longer.
+// The first verification also waits, at most a dial timeout, for a quorum
+// of the nodes to connect; then it waits at most a node timeout.
 func (q *quarantine) verify() {
 	if q.pending.Load() == 0 {
 		return
 	}
 	c := q.client
-	ctx, cancel := context.WithTimeout(context.Background(), max(c.options.NodeTimeout, c.options.DialTimeout))
-	defer cancel()
 	q.verifying.Lock()
 	defer q.verifying.Unlock()
 	if q.pending.Load() == 0 {
@@ -157,10 +156,16 @@ func (q *quarantine) verify() {
 	}
 	if !q.dialled {
 		// The Client dials its nodes when first used: the first
-		// verification dials them all, once.
+		// verification dials them all, once, and waits for a quorum. A
+		// node still being dialled has no vote yet, and is verified once
+		// it is connected: a stalled one costs the first lock nothing.
 		q.dialled = true
-		c.group.Connect(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), c.options.DialTimeout)
+		c.group.ConnectAtLeast(ctx, c.need)
+		cancel()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), max(c.options.NodeTimeout, c.options.DialTimeout))
+	defer cancel()
 	q.run(ctx, "check", true)
 }
 
