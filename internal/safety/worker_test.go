@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
@@ -80,35 +79,6 @@ type workerConfig struct {
 	// Lifetime bounds the run of a worker process.
 	Lifetime time.Duration
 	Seed     uint64
-}
-
-// latencyObserver keeps the latencies of acquisition attempts while
-// collecting is on (C5(c)).
-type latencyObserver struct {
-	redlock.NopObserver
-	mu         sync.Mutex
-	collecting bool
-	attempts   []time.Duration
-}
-
-func (o *latencyObserver) OnAcquire(e redlock.AcquireEvent) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.collecting {
-		o.attempts = append(o.attempts, e.Elapsed)
-	}
-}
-
-func (o *latencyObserver) collect(on bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.collecting = on
-}
-
-func (o *latencyObserver) latencies() []time.Duration {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]time.Duration(nil), o.attempts...)
 }
 
 // clientOptions returns the redlock options of a worker process.
