@@ -199,38 +199,55 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 // a carried call (conn.Call.Carry) is still finished by its connection.
 //
 // Replies are gathered from the connected servers first, in the Group's
-// order, then from the servers being dialled again: they were all requested
-// at once, so the round lasts as long as its slowest server, not the sum,
-// and a server that is down costs nothing once the tally is decided.
+// order, then from the servers being dialled: they were all requested at
+// once, so the round lasts as long as its slowest server, not the sum, and
+// a server that is down costs nothing once the tally is decided. Before
+// each wait for a server being dialled, a server whose dial completed
+// meanwhile is taken first: a quorum of quick servers decides the round
+// without waiting for a slow dial.
 func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
-	// Pass 0 takes the connected servers, pass 1 those being dialled
-	// again, pass 2 any that came up or went down during the round and so
-	// was skipped by both.
-	for pass := range 3 {
-		for i, node := range g.nodes {
-			call := &round.calls[i]
-			if len(call.Command) == 0 || round.gathered[i] || (pass < 2 && node.Connected() != (pass == 0)) {
-				continue
-			}
-			node.Wait(ctx, call)
-			if call.Abandoned() {
+	for {
+		i := g.nextToGather(round)
+		if i < 0 {
+			return nil
+		}
+		node, call := g.nodes[i], &round.calls[i]
+		node.Wait(ctx, call)
+		if call.Abandoned() {
+			g.Discard(round)
+			return call.Err
+		}
+		if follow := &round.followUpCalls[i]; round.followed[i] {
+			if node.Wait(ctx, follow); follow.Abandoned() {
 				g.Discard(round)
-				return call.Err
-			}
-			if follow := &round.followUpCalls[i]; round.followed[i] {
-				if node.Wait(ctx, follow); follow.Abandoned() {
-					g.Discard(round)
-					return follow.Err
-				}
-			}
-			round.gathered[i] = true
-			if tally != nil && tally.Count(i, round) {
-				g.Discard(round)
-				return nil
+				return follow.Err
 			}
 		}
+		round.gathered[i] = true
+		if tally != nil && tally.Count(i, round) {
+			g.Discard(round)
+			return nil
+		}
 	}
-	return nil
+}
+
+// nextToGather returns the server whose outcome Wait takes next: the
+// first connected one not gathered yet, or else the first one being
+// dialled; -1 when every server sent the command was gathered.
+func (g *Group) nextToGather(round *Round) int {
+	next := -1
+	for i, node := range g.nodes {
+		if len(round.calls[i].Command) == 0 || round.gathered[i] {
+			continue
+		}
+		if node.Connected() {
+			return i
+		}
+		if next < 0 {
+			next = i
+		}
+	}
+	return next
 }
 
 // Discard stops waiting for every call of a round that was sent. It takes
