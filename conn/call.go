@@ -57,6 +57,13 @@ type Call struct {
 	CarryUntil time.Time
 	// Label names a carried command in reports.
 	Label string
+	// Deliver marks a command that must reach the server it was sent to
+	// even when its caller stops waiting while the connection that is to
+	// carry it is still being dialled, such as a lock's acquisition: it
+	// is written when the dial completes, in its place among the commands
+	// sent after it, and its reply is dropped. Unlike a carried command it
+	// is never sent again: when the dial fails, it is dropped.
+	Deliver bool
 
 	// sentOn is the Conn the call was last sent on: its owner's to read.
 	sentOn *Conn
@@ -109,18 +116,20 @@ func (c *Call) SetEval(script *Script, numKeys, numArguments int) {
 	c.clearCarry()
 }
 
-// CopyCommand makes the call's command a copy of other's, script and carry included,
-// so that one encoded command can be sent to many servers.
+// CopyCommand makes the call's command a copy of other's, script, carry
+// and delivery included, so that one encoded command can be sent to many
+// servers.
 func (c *Call) CopyCommand(other *Call) {
 	c.Command = append(c.Command[:0], other.Command...)
 	c.script, c.scriptTail, c.arrayLength = other.script, other.scriptTail, other.arrayLength
 	c.Carry, c.CarryUntil, c.Label = other.Carry, other.CarryUntil, other.Label
+	c.Deliver = other.Deliver
 }
 
-// clearCarry makes a new command not carried: a command is carried only
-// when its caller says so after building it.
+// clearCarry makes a new command neither carried nor delivered: a command
+// is so only when its caller says so after building it.
 func (c *Call) clearCarry() {
-	c.Carry, c.CarryUntil, c.Label = false, time.Time{}, ""
+	c.Carry, c.CarryUntil, c.Label, c.Deliver = false, time.Time{}, "", false
 }
 
 // SentOn returns the Conn the call was last sent on, nil before its
@@ -146,7 +155,7 @@ func (c *Call) Fail(err error) {
 func (c *Call) Abandoned() bool { return c.abandoned }
 
 // Reset empties Command for a new command that is not a script, and makes
-// it not carried.
+// it neither carried nor delivered.
 func (c *Call) Reset() {
 	c.Command = c.Command[:0]
 	c.script = nil

@@ -289,7 +289,7 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		return c.Send(call, deadline)
 	}
 	call.state = callQueued
-	entry := pending{call: call, span: deadline.Sub(now), carry: call.Carry, until: call.CarryUntil, label: call.Label}
+	entry := pending{call: call, span: deadline.Sub(now), carry: call.Carry, until: call.CarryUntil, label: call.Label, deliver: call.Deliver}
 	if call.Carry {
 		c.carried++
 	}

@@ -40,7 +40,9 @@
 // [Call.CarryUntil] has passed; what could not be finished is reported to
 // [Options.OnUnfinished]. The finisher starts with the first carried call,
 // sleeps while callers read the carried replies on their way, and ends
-// with the Conn.
+// with the Conn. An abandoned call that was waiting for a dial is not
+// written, unless it is marked [Call.Deliver] (an acquisition): it is then
+// written when the dial completes, in its place, and never sent again.
 //
 // A script call that meets NOSCRIPT is sent again as EVAL only when nothing
 // was issued on the connection after it: commands run on the server in the

@@ -23,12 +23,20 @@ type pending struct {
 	until   time.Time
 	label   string
 	command []byte
+	// deliver marks a command to write on the connection being dialled
+	// whether or not its owner still waits (Call.Deliver); command holds
+	// its bytes once its owner let go of the Call.
+	deliver bool
 }
 
 // needed reports whether somebody needs the entry's answer: its owner, or
 // the Conn itself for a carried command. Only a needed entry that is late
 // fails the connection.
 func (p *pending) needed() bool { return p.call != nil || p.carry }
+
+// wanted reports whether an entry that is not written yet must be written
+// on the next connection: it is needed, or delivered.
+func (p *pending) wanted() bool { return p.needed() || p.deliver }
 
 // bytes returns the command of an entry that is not written yet.
 func (p *pending) bytes() []byte {

@@ -84,7 +84,7 @@ func (c *Conn) installLocked(link *link, runID string) {
 	now := time.Now()
 	c.writeBuffer = c.writeBuffer[:0]
 	c.pending.keep(func(entry *pending) bool {
-		if !entry.needed() {
+		if !entry.wanted() {
 			return false // abandoned before it was written: never sent
 		}
 		entry.deadline = now.Add(entry.span)

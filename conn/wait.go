@@ -122,6 +122,10 @@ func (c *Conn) abandonLocked(call *Call, err error) {
 	}
 	if entry := c.pending.find(call); entry != nil {
 		entry.call = nil
+		if entry.deliver && entry.deadline.IsZero() {
+			// Not written yet: the dial in progress writes it (Call.Deliver).
+			entry.command = append(entry.command[:0], call.Command...)
+		}
 		if entry.carry {
 			entry.command = append(entry.command[:0], call.Command...)
 			if !c.finishing || c.finisherDue.IsZero() || entry.deadline.Before(c.finisherDue) {

@@ -85,3 +85,13 @@ func (c *command) AppendInt(argument int64) {
 func (c *command) Carry(until time.Time, label string) {
 	c.call.Carry, c.call.CarryUntil, c.call.Label = true, until, label
 }
+
+// Deliver marks the command, once built, as one that reaches every server
+// it was sent to even when Wait stops waiting for it (the round was
+// decided, or its context ended) while that server's connection is still
+// being dialled, such as a lock's acquisition: the command is written
+// when the dial completes, in order, and its reply is dropped (see
+// conn.Call.Deliver).
+func (c *command) Deliver() {
+	c.call.Deliver = true
+}

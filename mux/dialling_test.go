@@ -70,3 +70,44 @@ func TestQuickServersDecideWhileAServerIsDialled(t *testing.T) {
 	assert.Equal(t, 2, tally.got)
 	assert.True(t, round.Abandoned(2), "the round waited for the server still being dialled: %v", round.Err(2))
 }
+
+// A delivered command (Round.Deliver) that Wait stops waiting for while
+// its server is still being dialled reaches the server once the dial
+// completes, before the commands sent after it; a command not delivered
+// is dropped.
+func TestDeliveredCommandReachesAServerStillBeingDialled(t *testing.T) {
+	tests := []struct {
+		name    string
+		deliver bool
+		want    string // the value on the third server after the APPEND
+	}{
+		{name: "delivered: the SET runs before the APPEND sent after it", deliver: true, want: "ab"},
+		{name: "not delivered: never sent", deliver: false, want: "b"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			group, servers, proxies := dialledGroup(t)
+			ctx := context.Background()
+			proxies[0].ReleaseReplies()
+			round := group.NewRound()
+			setNX(round, "k", "a")
+			if test.deliver {
+				round.Deliver()
+			}
+			group.Send(round, time.Now().Add(5*time.Second))
+			require.NoError(t, group.Wait(ctx, round, &quorumTally{need: 2}))
+			require.True(t, round.Abandoned(2))
+
+			// The round's calls are reused at once; what follows on the
+			// third server's connection goes after the delivered command.
+			round.SetCommand("APPEND", "k", "b")
+			round.Skip(0)
+			round.Skip(1)
+			group.Send(round, time.Now().Add(5*time.Second))
+			proxies[2].ReleaseReplies()
+			require.NoError(t, group.Wait(ctx, round, nil))
+			require.NoError(t, round.Err(2))
+			assert.Equal(t, test.want, servers[2].Do(t, "GET", "k"))
+		})
+	}
+}

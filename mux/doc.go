@@ -19,6 +19,9 @@
 // it again after a reconnection, until it is answered or it stops
 // mattering; what could not be finished is reported to
 // [Options.OnUnfinished], and [Group.Close] waits a bounded time for it.
+// A command marked with Deliver, such as an acquisition, reaches a server
+// whose connection is being dialled even when the round was decided
+// without it.
 //
 // A member of a Group may be a Redis Cluster (a redis-cluster:// address,
 // see conn.ParseAddress): it keeps one connection per master, sends each

@@ -132,6 +132,13 @@ type nodeCommand struct {
 	eval bool
 	// carried marks a release: the transport finishes it whoever waits.
 	carried bool
+	// delivered marks an acquisition: it reaches a node whose connection
+	// is being dialled even when the round was decided without it (see
+	// mux.Round.Deliver), so that a hold lives on every node it can. It
+	// makes the node hold the keys, never the client count its vote; a
+	// release sent later is queued behind it. EVALSHA suits it: the dial
+	// that writes it has just loaded the scripts.
+	delivered bool
 	// announce marks a command whose script announces the release it
 	// makes, given an identity (the Mutex's token for nodeForceRelease):
 	// on a Client with a Redis Cluster member, its last argument is the
@@ -180,10 +187,10 @@ type nodeCommand struct {
 
 // protocol is the protocol table: every command a Mutex sends to a node.
 var protocol = [...]nodeCommand{
-	nodeAcquire:        {vote: true, operation: OperationLock, argument: argumentNumber, read: readAcquire},
-	nodeAcquireWaiting: {vote: true, operation: OperationLock, script: acquireWaitingLua, argument: argumentNumber, read: readAcquire},
-	nodeAcquireMulti:   {vote: true, operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquire},
-	nodeAcquireFenced:  {vote: true, operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeAcquire:        {vote: true, delivered: true, operation: OperationLock, argument: argumentNumber, read: readAcquire},
+	nodeAcquireWaiting: {vote: true, delivered: true, operation: OperationLock, script: acquireWaitingLua, argument: argumentNumber, read: readAcquire},
+	nodeAcquireMulti:   {vote: true, delivered: true, operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquire},
+	nodeAcquireFenced:  {vote: true, delivered: true, operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
 	nodeCommitFence:    {vote: true, operation: OperationLock, script: commitFenceLua, fenced: true, argument: argumentNumber, read: readCommitFence},
 	nodeRelease:        {announce: true, operation: OperationUnlock, script: releaseLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
 	nodeQuietRelease:   {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, read: readRelease},
@@ -191,17 +198,17 @@ var protocol = [...]nodeCommand{
 	nodeRepair:         {operation: OperationExtend, script: repairLua, eval: true, argument: argumentNumber, read: readRepair},
 	nodeCheck:          {vote: true, operation: OperationResume, script: checkLua, read: readCheck},
 
-	nodeAcquireWrite:       {vote: true, operation: OperationLock, script: acquireWriteLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
-	nodeAcquireWriteFenced: {vote: true, operation: OperationLock, script: acquireWriteLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
-	nodeAcquireRead:        {vote: true, operation: OperationLock, script: acquireReadLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeAcquireWrite:       {vote: true, delivered: true, operation: OperationLock, script: acquireWriteLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
+	nodeAcquireWriteFenced: {vote: true, delivered: true, operation: OperationLock, script: acquireWriteLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
+	nodeAcquireRead:        {vote: true, delivered: true, operation: OperationLock, script: acquireReadLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
 	nodeReleaseRead:        {announce: true, operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
 	nodeQuietReleaseRead:   {operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, read: readRelease},
 	nodeExtendRead:         {vote: true, operation: OperationExtend, script: extendReadLua, argument: argumentNumber, read: readExtend},
 	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, eval: true, guarded: true, argument: argumentNumber, read: readRepair},
 	nodeCheckRead:          {vote: true, operation: OperationResume, script: checkReadLua, read: readCheck},
 
-	nodeAcquireFair:       {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquireFair},
-	nodeAcquireFairFenced: {vote: true, operation: OperationLock, script: acquireFairLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFairFenced},
+	nodeAcquireFair:       {vote: true, delivered: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquireFair},
+	nodeAcquireFairFenced: {vote: true, delivered: true, operation: OperationLock, script: acquireFairLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFairFenced},
 	nodeReleaseFair:       {announce: true, operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
 	nodeFairTicket:        {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
 	nodeFairEnqueue:       {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
@@ -209,8 +216,8 @@ var protocol = [...]nodeCommand{
 
 	nodeForceRelease: {announce: true, operation: OperationUnlock, script: forceReleaseLua, eval: true, everyNode: true, read: readOne},
 
-	nodeAcquirePermit:       {vote: true, operation: OperationLock, script: acquirePermitLua, candidates: true, choice: true, argument: argumentNumber, readChoice: readAcquirePermit},
-	nodeAcquirePermitFenced: {vote: true, operation: OperationLock, script: acquirePermitFencedLua, candidates: true, choice: true, fenced: true, argument: argumentNumber, readChoice: readAcquirePermit},
+	nodeAcquirePermit:       {vote: true, delivered: true, operation: OperationLock, script: acquirePermitLua, candidates: true, choice: true, argument: argumentNumber, readChoice: readAcquirePermit},
+	nodeAcquirePermitFenced: {vote: true, delivered: true, operation: OperationLock, script: acquirePermitFencedLua, candidates: true, choice: true, fenced: true, argument: argumentNumber, readChoice: readAcquirePermit},
 	nodeQuietReleasePermits: {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, candidates: true, read: readRelease},
 }
 

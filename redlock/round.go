@@ -38,7 +38,8 @@ func (m *Mutex) newNodeRound() *nodeRound {
 // guards, for a guarded row), the token and
 // what its row of the protocol table says follows the token (number, or
 // identity when it is not nil), for every node, and makes the tally ready to count
-// its replies. A release is carried (see releaseCarriedUntil). The nodes
+// its replies. A release is carried (see releaseCarriedUntil), and an
+// acquisition delivered (see nodeCommand.delivered). The nodes
 // skipped (mux.Round.Skip) before or after it stay skipped.
 func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number int64, identity []byte) {
 	command = commandsOf[m.kind][command]
@@ -87,6 +88,9 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 		r.round.AppendString("NX")
 		r.round.AppendString("PX")
 		r.round.AppendInt(number)
+		if row.delivered {
+			r.round.Deliver()
+		}
 		return
 	case row.eval:
 		r.round.SetEval(row.script, keys, arguments)
@@ -127,6 +131,9 @@ func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number 
 	}
 	if row.carried {
 		r.round.Carry(m.releaseCarriedUntil(), m.key)
+	}
+	if row.delivered {
+		r.round.Deliver()
 	}
 }
 
