@@ -22,7 +22,7 @@ import (
 // of a Client, and a user who lacks any one part of it loses something
 // named below. The lock keys of the experiments are orders:1 to orders:9,
 // which the pattern ~orders:? admits without their fencing counters, so
-// that the counters' part can be taken away on its own; the README gives
+// that the counters' part can be taken away on its own; docs/acl.md gives
 // the rule with ~orders:*, which admits both.
 
 // aclPart is one part of the rule: the words ACL SETUSER takes for it.
@@ -51,9 +51,9 @@ var minimalACL = []aclPart{
 	{name: "+info", words: []string{"+info"}},
 }
 
-// readmeACL is the rule as the README gives it, for lock keys matching
-// orders:*, with a password.
-const readmeACL = "ACL SETUSER locker reset on >PASSWORD ~orders:* resetchannels &" + naming.ReleasedChannelPrefix + "orders:* " +
+// documentedACL is the rule as docs/acl.md gives it, for lock keys
+// matching orders:*, with a password.
+const documentedACL = "ACL SETUSER locker reset on >PASSWORD ~orders:* resetchannels &" + naming.ReleasedChannelPrefix + "orders:* " +
 	naming.UserCommandsRule
 
 // The operations every experiment runs, in this order.
@@ -475,10 +475,10 @@ func TestMinimalACLRule(t *testing.T) {
 	}
 }
 
-// The rule as the README gives it, for lock keys matching orders:*, lets
+// The rule as docs/acl.md gives it, for lock keys matching orders:*, lets
 // a user use every operation, and its commands are the parts established
 // above: naming.UserCommandsRule, which the doctor checks, is this rule.
-func TestMinimalACLRuleAsTheREADMEGivesIt(t *testing.T) {
+func TestMinimalACLRuleAsTheDocsGiveIt(t *testing.T) {
 	var commands []string
 	for _, part := range minimalACL {
 		if strings.HasPrefix(part.name, "+") {
@@ -486,13 +486,13 @@ func TestMinimalACLRuleAsTheREADMEGivesIt(t *testing.T) {
 		}
 	}
 	assert.Equal(t, strings.Join(commands, " "), naming.UserCommandsRule)
-	readme, err := os.ReadFile("../README.md")
+	page, err := os.ReadFile("../docs/acl.md")
 	require.NoError(t, err)
-	assert.True(t, strings.Contains(string(readme), readmeACL), "the README gives the rule %q", readmeACL)
+	assert.True(t, strings.Contains(string(page), documentedACL), "docs/acl.md gives the rule %q", documentedACL)
 
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{})
-	arguments := strings.Fields(strings.Replace(readmeACL, ">PASSWORD", ">pw", 1))
+	arguments := strings.Fields(strings.Replace(documentedACL, ">PASSWORD", ">pw", 1))
 	require.Equal(t, "OK", server.Do(t, arguments...))
 	checkExperiment(t, server, Options{Username: "locker", Password: "pw"}, nil)
 }
