@@ -22,7 +22,7 @@ const clusterGoroutines = 256
 // quarantine on, nodes trusted). A cluster spreads the keys over three
 // server processes; on a machine with few cores they share the cores that
 // one process had, so the curve shows what routing costs more than what
-// sharding gains (see the README).
+// sharding gains (see docs/performance.md).
 func BenchmarkClusterMember(b *testing.B) {
 	if !redistest.Available() {
 		b.Skip("redis-server is not installed")

@@ -15,7 +15,7 @@ import (
 )
 
 // The parts of the ACL rule that the lock family needs besides the
-// minimal rule, as the README names them: a user with them can use the
+// minimal rule, as docs/acl.md names them: a user with them can use the
 // type, and a user without any one of them cannot. The keys of a
 // read/write or fair lock follow its name (NAME:readers, NAME:queue…): the
 // user's pattern ends in *.

@@ -107,12 +107,12 @@
 // notifying. While fewer than a quorum of nodes can notify, waiters retry
 // at the retry delay. The ACL rule that allows the channels is
 // &lockmux:released:PATTERN, with the pattern of the lock keys
-// (&lockmux:released:* for every key); the README gives the whole minimal
+// (&lockmux:released:* for every key); docs/acl.md gives the whole minimal
 // rule of a lockmux user. Without it a release still succeeds, only
 // unannounced. On a Client with a Redis Cluster member, releases are
 // announced with sharded pub/sub on every node (SPUBLISH on the master of
 // the key's slot, SSUBSCRIBE), on the channel lockmux:released:{TAG}KEY,
-// TAG a hash tag of the key's slot (see the README); while the slot
+// TAG a hash tag of the key's slot (see docs/deployments.md); while the slot
 // migrates, a release that followed an ASK to the importing master is
 // announced again on the master the slot leaves, where waiters listen
 // until the migration ends. doctor.Run checks it. A subscription connection that fails is dialled again after a

@@ -236,7 +236,7 @@ const (
 )
 
 // String returns the outcome's short name: "confirmed", "held", "missing",
-// "error", "timeout" or "not sent".
+// "error", "timeout", "not sent" or "quarantined".
 func (o Outcome) String() string {
 	switch o {
 	case OutcomeConfirmed:

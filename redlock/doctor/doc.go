@@ -5,8 +5,8 @@
 // keys, has run for longer than the longest TTL, keeps a clock close to
 // this host's, can notify waiters of releases, and lets the configured
 // user run every command a Client sends, on its lock keys, their fencing
-// counters and their release channels (the minimal ACL rule of the
-// README): the permissions check names what the user lacks and the ACL
+// counters and their release channels (the minimal ACL rule of
+// docs/acl.md): the permissions check names what the user lacks and the ACL
 // SETUSER rule that grants it, and needs no administrative right, since
 // it runs the commands themselves on a probe key that no lock uses
 // (Options.KeyPrefix places it among the lock keys). Each Finding is

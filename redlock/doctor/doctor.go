@@ -74,7 +74,7 @@ func (o Options) withDefaults() (Options, error) {
 // able to notify waiters of releases (RESP3, and an ACL that allows the
 // release channels), and whether the configured user has every right a
 // Client needs: the commands, keys and channels of the minimal ACL rule
-// (see the README), which the check names when they are missing.
+// (see docs/acl.md), which the check names when they are missing.
 //
 // A service runs it at start-up with the addresses and the redlock.Options
 // it gives redlock.New, and refuses to start, or logs, when a report's

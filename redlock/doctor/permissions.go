@@ -64,7 +64,7 @@ type permission struct {
 	without string
 }
 
-// permissions lists the rule in the order of the README: the keys, the
+// permissions lists the rule in the order of docs/acl.md: the keys, the
 // channels, and the commands of naming.UserCommandsRule.
 var permissions = []permission{
 	{partKeys, SeverityFail, "every operation fails with ErrConfig (NOPERM)"},

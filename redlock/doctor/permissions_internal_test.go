@@ -9,7 +9,7 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
-// The check knows every command of the rule that the README gives and the
+// The check knows every command of the rule that docs/acl.md gives and the
 // lock package's experiments establish (naming.UserCommandsRule), in its
 // order, and nothing more.
 func TestPermissionsCoverTheRule(t *testing.T) {

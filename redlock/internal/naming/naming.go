@@ -71,5 +71,5 @@ const DefaultClientName = "lockmux"
 // TRACKING (renewed holds watch their keys) and INFO (every connection
 // reads the server's run_id, to find two addresses of one server). HELLO
 // and AUTH need no rule. The keys and channels of the rule depend on the
-// user's lock keys: see the README.
+// user's lock keys: see docs/acl.md.
 const UserCommandsRule = "+set +evalsha +eval +script|load +get +del +pttl +pexpire +publish +subscribe +unsubscribe +client|tracking +info"
