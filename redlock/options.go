@@ -129,7 +129,7 @@ type Options struct {
 	// restart of a plain node that fsyncs every write, vote at once; a
 	// newer server votes once stated new (Client.TrustNodes). Off by
 	// default; on, whatever this field says, for Sentinel and Cluster
-	// nodes. The README's quarantine section gives the rules.
+	// nodes. docs/deployments.md gives the rules.
 	Quarantine bool
 
 	// MaxTTL is the longest TTL any client of these nodes uses, with
