@@ -56,7 +56,9 @@ type quarantineNode struct {
 	// marker is the marker its last reading left: a vote counts only when
 	// the node still holds it just after the vote (judge).
 	marker atomic.Pointer[string]
-	armed  atomic.Int64 // how many times watchMarker armed its marker
+	// failure is why its last reading failed, when the node answered.
+	failure atomic.Pointer[error]
+	armed   atomic.Int64 // how many times watchMarker armed its marker
 	// masters holds, for a Redis Cluster node, each master's end of
 	// quarantine (as until) by its address (mux.Round.Server): a failover
 	// of one shard keeps that shard alone out. until is the latest.
@@ -115,6 +117,9 @@ var errMarkerChanged = fmt.Errorf("%w: its epoch marker changed since it was rea
 // vote counts only if the node still held the marker its verdict was read
 // from, whatever the notifications of a flush say and whenever they come.
 func (q *quarantine) judge(node int, round *mux.Round) error {
+	if excluded, left := q.excludes(node, round.Server(node)); excluded {
+		return q.errQuarantined(node, left)
+	}
 	if reply, sent, err := round.FollowUpReply(node); sent {
 		marker := q.nodes[node].marker.Load()
 		if err != nil || marker == nil || reply.Type != resp.TypeBulkString || string(reply.Str) != *marker {
@@ -122,17 +127,18 @@ func (q *quarantine) judge(node int, round *mux.Round) error {
 			return errMarkerChanged
 		}
 	}
-	if excluded, left := q.excludes(node, round.Server(node)); excluded {
-		return q.errQuarantined(left)
-	}
 	return nil
 }
 
-// errQuarantined returns the error of a node whose vote did not count.
-func (q *quarantine) errQuarantined(left time.Duration) error {
+// errQuarantined returns the error of node, whose vote did not count.
+func (q *quarantine) errQuarantined(node int, left time.Duration) error {
 	if left <= 0 {
-		return fmt.Errorf("%w: its epoch marker (%s) was not read since it connected, so whether it lost keys is unknown "+
-			"(redlock doctor tells whether the user may run the epoch script)", ErrQuarantined, epochKey)
+		err := fmt.Errorf("%w: its epoch marker (%s) was not read since it connected, so whether it lost keys is unknown",
+			ErrQuarantined, epochKey)
+		if failure := q.nodes[node].failure.Load(); failure != nil {
+			return fmt.Errorf("%w: %w", err, *failure)
+		}
+		return err
 	}
 	return fmt.Errorf("%w for %v more: it restarted, was promoted or was flushed %v ago and may have lost lock keys, "+
 		"so it votes again once they have expired (Client.TrustNodes states a new server safe)", ErrQuarantined,
@@ -238,6 +244,7 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 		case errs[node] != nil:
 		case reply.IsError():
 			errs[node] = fmt.Errorf("epoch marker %s: %w", epochKey, reply.Err())
+			q.nodes[node].failure.Store(&errs[node])
 		case isAge && milliseconds >= 0:
 			age := time.Duration(milliseconds) * time.Millisecond
 			n := &q.nodes[node]
@@ -255,6 +262,7 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 				}
 				n.masters.Store(&untils)
 			}
+			n.failure.Store(nil)
 			if n.pending.Swap(false) {
 				q.pending.Add(-1)
 			}

@@ -230,3 +230,18 @@ func TestQuarantineJudgesAVoteByTheMarkerAfterIt(t *testing.T) {
 		})
 	}
 }
+
+// A node whose user may not run the epoch script never has its marker
+// read: its votes do not count, and the error says why.
+func TestQuarantinedVoteSaysWhyTheMarkerWasNotRead(t *testing.T) {
+	redistest.RequireReal(t)
+	server := redistest.Start(t, redistest.Options{})
+	require.Equal(t, "OK", server.Do(t, "ACL", "SETUSER", "locker", "on", ">pw", "~*", "&*", "+@all", "-time"))
+	client, err := New([]string{"redis://locker:pw@" + server.Addr()}, Options{Quarantine: true})
+	require.NoError(t, err)
+	defer client.Close()
+	err = client.NewMutex("ledger", MutexOptions{}).TryLock(context.Background())
+	require.ErrorIs(t, err, ErrNotAcquired)
+	assert.True(t, quarantined(err), "%v", err)
+	assert.Contains(t, err.Error(), "can't run this command", "the reason the marker was not read: the server's refusal")
+}

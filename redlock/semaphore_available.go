@@ -79,7 +79,7 @@ func (f *freeSlots) Count(node int, round *mux.Round) bool {
 	}
 	if f.quarantine != nil {
 		if excluded, left := f.quarantine.excludes(node, round.Server(node)); excluded {
-			f.errs = append(f.errs, fmt.Errorf("%s: %w", f.addresses[node], f.quarantine.errQuarantined(left)))
+			f.errs = append(f.errs, fmt.Errorf("%s: %w", f.addresses[node], f.quarantine.errQuarantined(node, left)))
 			return false
 		}
 	}
