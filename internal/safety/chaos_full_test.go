@@ -21,13 +21,14 @@ const fullChaos = true
 // and requires the checker to detect each; then liveness (C5) and hygiene
 // (C6) after healing. The workers' clients quarantine the nodes that may
 // have lost keys (redlock.Options.Quarantine), so phase A also restarts
-// nodes at once without their data (F2), and promotes a replica that
+// nodes at once without their data (F2), flushes a node that stays up
+// (F35), and promotes a replica that
 // missed writes behind the last node's address (F34), which phase C's
 // restart canary shows unsafe without the quarantine.
 func TestChaos(t *testing.T) {
 	p := profile{ttl: time.Second, keys: 4, semaphoreLimit: 2, readWrite: true, fair: true, quarantine: true, replica: true,
 		localClients: 4, localGoroutines: 3, processes: 4, processGoroutines: 2,
-		longChance: 0.02, impatient: 1, warmup: 5 * time.Second, phaseA: 40 * time.Second, faults: append(slices.Clone(mustSurvive), restartAtOnceEmpty, failover),
+		longChance: 0.02, impatient: 1, warmup: 5 * time.Second, phaseA: 40 * time.Second, faults: append(slices.Clone(mustSurvive), restartAtOnceEmpty, flush, failover),
 		phaseB: 35 * time.Second, canaries: 3, latencyLimit: 100 * time.Millisecond, minStaleWritesRefused: 5}
 	if raceEnabled {
 		p.ttl, p.localGoroutines, p.processGoroutines, p.latencyLimit = 2*time.Second, 2, 1, 250*time.Millisecond

@@ -70,6 +70,14 @@ var failover = fault{failoverName, (*nemesis).failover}
 
 const failoverName = "F34 failover to a replica that missed writes"
 
+// flush is F35, which phase A survives only with
+// redlock.Options.Quarantine: a node flushed while it stays up loses the
+// keys of live holds and its marker, and its votes must not count until
+// the quarantine ends, whichever connection first learns of the flush.
+var flush = fault{flushName, (*nemesis).flush}
+
+const flushName = "F35 FLUSHALL of a node that stays up"
+
 // scriptFlush is F24: EVALSHA then answers NOSCRIPT, and the library
 // sends the script again in the same round.
 var scriptFlush = fault{"F24 SCRIPT FLUSH", (*nemesis).scriptFlush}
@@ -161,6 +169,15 @@ func (n *nemesis) restartAtOnceEmpty() {
 	n.cluster.nodes[i].Wipe()
 	n.rec.Record(safety.Event{Kind: safety.KindWipe, What: what, Node: n.nodeName(i)})
 	n.cluster.nodes[i].Restart(n.t)
+	n.heal(what, i)
+}
+
+func (n *nemesis) flush() {
+	i := n.pick(1)[0]
+	what := flushName
+	n.begin(what, i)
+	n.command(i, "", "FLUSHALL")
+	n.rec.Record(safety.Event{Kind: safety.KindWipe, What: what, Node: n.nodeName(i)})
 	n.heal(what, i)
 }
 
