@@ -140,7 +140,8 @@ type Options struct {
 	MaxTTL time.Duration
 
 	// Observer is told of acquisitions, releases, extensions, losses and
-	// node errors. Nil means none, at no cost.
+	// node errors. Nil means none, at no cost. Observers combines
+	// several into one.
 	Observer Observer
 
 	// Protocol selects the RESP version: ProtocolAuto (0, RESP3 with a
