@@ -29,7 +29,8 @@
 // retries), renewal.md (renewal and Done), fencing.md, lock-family.md,
 // deployments.md (the quarantine, Sentinel, Cluster), acl.md, errors.md.
 // The packages doctor, inspect and fencedstore, under this one, check the
-// nodes, read who holds a lock, and guard a resource kept in Redis.
+// nodes, read who holds a lock, and guard a resource kept in Redis;
+// slogobserver logs a Client's events through log/slog.
 //
 // # Words
 //
