@@ -89,7 +89,8 @@ func (h Histogram) Quantile(q float64) time.Duration {
 // Stats holds a Client's counters and latency histograms since it was
 // created. It is a plain value, taken by Client.Stats; the fields of one
 // Stats are read one at a time, so while operations run, they may disagree
-// by the operations in flight.
+// by the operations in flight. The module
+// github.com/lockmux/lockmux/contrib/prometheus exports them.
 type Stats struct {
 	// LockAttempts counts acquisition attempts (rounds), and Acquired and
 	// NotAcquired their results.

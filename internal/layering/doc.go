@@ -1,7 +1,7 @@
 // Package layering holds no code: its test checks that the imports of the
-// repository point one way, resp ← conn ← mux ← redlock ← cmd, bench, and
-// that the main module depends on nothing beyond its short list of allowed
-// modules.
+// repository point one way, resp ← conn ← mux ← redlock ← cmd, bench,
+// contrib, and that the main module depends on nothing beyond its short
+// list of allowed modules.
 //
 // The rules, checked on every non-test .go file:
 //
@@ -13,6 +13,8 @@
 //     one seam to the network;
 //   - cmd/... and bench may import any package of the project except
 //     another command;
+//   - the adapters under contrib/..., each a module of its own, may import
+//     redlock and no other package of the project, except in their tests;
 //   - resp, conn, mux and redlock never import the test support under the
 //     top-level internal/... (redlock/internal/... is part of redlock);
 //   - internal/redistest imports no package of the project, so that it

@@ -31,6 +31,7 @@ var layers = map[string][]string{
 	"internal/workgroup": {}, // the tests of every package use it
 	"cmd":                {"internal", "redlock", "mux", "conn", "resp"},
 	"bench":              {"internal", "redlock", "mux", "conn", "resp"},
+	"contrib":            {"redlock"}, // adapters use redlock's public API only
 }
 
 // allowedModules are the modules non-test files of the main module may
@@ -196,6 +197,10 @@ func TestProblem(t *testing.T) {
 		{name: "bench imports redlock", file: file{dir: "bench"}, importPath: module + "/redlock", wantOK: true},
 		{name: "bench imports a peer library", file: file{dir: "bench"}, importPath: "github.com/go-redsync/redsync/v4", wantOK: true},
 		{name: "bench imports a command", file: file{dir: "bench"}, importPath: module + "/cmd/redlock"},
+		{name: "an adapter imports redlock", file: file{dir: "contrib/prometheus"}, importPath: module + "/redlock", wantOK: true},
+		{name: "an adapter imports mux", file: file{dir: "contrib/prometheus"}, importPath: module + "/mux"},
+		{name: "an adapter's test uses the test servers", file: file{dir: "contrib/prometheus", test: true}, importPath: module + "/internal/redistest", wantOK: true},
+		{name: "an adapter imports its client library", file: file{dir: "contrib/prometheus"}, importPath: "github.com/prometheus/client_golang/prometheus", wantOK: true},
 		{name: "uncovered directory", file: main("tools"), importPath: module + "/resp"},
 		{name: "a conn test uses the test servers", file: test("conn"), importPath: module + "/internal/redistest", wantOK: true},
 		{name: "a conn test uses testify", file: test("conn"), importPath: "github.com/stretchr/testify/require", wantOK: true},
