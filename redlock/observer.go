@@ -28,7 +28,8 @@ type Observer interface {
 	OnLost(LostEvent)
 	// OnNodeError is called for each node that failed in a round: it
 	// answered an error, did not answer in time, or the command was not
-	// sent. Refusals (held by another, missing) are not node errors. It is
+	// sent; and for each confirmation of a quarantined node, which did not
+	// count. Refusals (held by another, missing) are not node errors. It is
 	// also called once per node, with OperationSubscribe, when the node
 	// turns out unable to carry release notifications (see
 	// ErrNotificationsUnavailable).
@@ -110,7 +111,8 @@ type NodeErrorEvent struct {
 	Operation Operation
 	// Address is the node's address as configured.
 	Address string
-	// Outcome is OutcomeError, OutcomeTimeout or OutcomeNotSent.
+	// Outcome is OutcomeError, OutcomeTimeout, OutcomeNotSent or
+	// OutcomeQuarantined.
 	Outcome Outcome
 	// Latency is the time from sending the command to its reply, or to the
 	// moment the client gave up waiting; zero for OperationSubscribe.
