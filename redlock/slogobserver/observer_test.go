@@ -66,7 +66,7 @@ func newClient(t *testing.T, addresses []string, level slog.Level) (*redlock.Cli
 }
 
 // startNodes starts n redis-server nodes and returns their addresses.
-func startNodes(t *testing.T, n int) []string {
+func startNodes(t testing.TB, n int) []string {
 	t.Helper()
 	var addresses []string
 	for _, server := range redistest.StartN(t, n, redistest.Options{}) {
