@@ -2,11 +2,11 @@
 // *slog.Logger: set an Observer made by New as redlock.Options.Observer,
 // alone or with others (redlock.Observers).
 //
-// Each event is logged at the level a service wants by default: a lost
-// hold, a release that found the hold gone and a failed node at Warn, with
-// the node's address; a failed extension and a quarantined node's vote at
-// Info; acquisitions, releases and extensions at Debug. docs/slog.md lists
-// the messages and their attributes.
+// Each event is logged at the level a service wants: a lost hold, a
+// release not confirmed on a quorum and a failed node (with its address)
+// at Warn; a failed extension and a quarantined node's vote at Info;
+// acquisitions, releases and extensions at Debug. docs/observability.md
+// lists the messages and their attributes.
 //
 // An event below the logger's level costs one call to its handler's
 // Enabled method: it allocates nothing, and an uncontended Lock+Unlock
