@@ -17,9 +17,10 @@ import (
 )
 
 // newClient returns a Client over addresses, closed when the test ends.
+// Its node timeout is generous: a busy machine must not fail a round.
 func newClient(t *testing.T, addresses []string) *redlock.Client {
 	t.Helper()
-	client, err := redlock.New(addresses, redlock.Options{})
+	client, err := redlock.New(addresses, redlock.Options{NodeTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { client.Close() })
 	return client

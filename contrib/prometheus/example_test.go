@@ -29,7 +29,7 @@ func Example() {
 		defer server.Close()
 		addresses = append(addresses, server.Addr())
 	}
-	client, err := redlock.New(addresses, redlock.Options{})
+	client, err := redlock.New(addresses, redlock.Options{NodeTimeout: time.Second})
 	if err != nil {
 		panic(err)
 	}

@@ -32,7 +32,7 @@ func Example() {
 		return a
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: stable}))
-	client, err := redlock.New([]string{server.Addr()}, redlock.Options{Observer: slogobserver.New(logger)})
+	client, err := redlock.New([]string{server.Addr()}, redlock.Options{NodeTimeout: time.Second, Observer: slogobserver.New(logger)})
 	if err != nil {
 		panic(err)
 	}

@@ -54,12 +54,13 @@ func messages(all []map[string]any) []string {
 }
 
 // newClient returns a Client over addresses that logs at level into the
-// returned records, closed when the test ends.
+// returned records, closed when the test ends. Its node timeout is
+// generous: a busy machine must not fail a round.
 func newClient(t *testing.T, addresses []string, level slog.Level) (*redlock.Client, *records) {
 	t.Helper()
 	log := &records{}
 	logger := slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: level}))
-	client, err := redlock.New(addresses, redlock.Options{Observer: slogobserver.New(logger)})
+	client, err := redlock.New(addresses, redlock.Options{NodeTimeout: 5 * time.Second, Observer: slogobserver.New(logger)})
 	require.NoError(t, err)
 	t.Cleanup(func() { client.Close() })
 	return client, log
