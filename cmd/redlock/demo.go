@@ -256,7 +256,8 @@ func (r demoReport) checks() []demoCheck {
 		quarantine := demoCheck{name: "quarantine", result: "skipped",
 			detail: "off: embedded servers cannot run its script, and are never restarted without their data"}
 		if r.quarantine {
-			quarantine.detail = fmt.Sprintf("each node restarted without data voted again only after the TTL: %d confirmations not counted", r.quarantined)
+			quarantine.detail = fmt.Sprintf("each node restarted without data voted again only after the TTL: %d of its votes were not counted "+
+				"while it might have forgotten a hold", r.quarantined)
 			quarantine.result = verdict(wiped == 0 || r.quarantined > 0)
 		}
 		checks = append(checks, quarantine)

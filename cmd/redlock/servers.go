@@ -121,15 +121,15 @@ func (c *localCluster) close() error {
 }
 
 // serverVersion returns the version redis-server reports, such as
-// "v=7.0.15".
+// "Redis 7.0.15".
 func serverVersion(binary string) string {
 	output, err := exec.Command(binary, "--version").Output()
 	if err != nil {
 		return "version unknown"
 	}
 	for field := range strings.FieldsSeq(string(output)) {
-		if strings.HasPrefix(field, "v=") {
-			return field
+		if version, found := strings.CutPrefix(field, "v="); found {
+			return "Redis " + version
 		}
 	}
 	return strings.TrimSpace(string(output))
