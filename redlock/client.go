@@ -58,31 +58,15 @@ type Client struct {
 	quarantine *quarantine
 }
 
-// New returns a Client for the Redis masters at addresses, in the forms
-// "host:port", "redis://[user:password@]host:port[/db]", "rediss://…" (TLS),
-// "unix:///path", and for a master that Redis Sentinel serves,
-// "redis-sentinel://[user:password@]host:port/master-name?addr=host:port&…"
-// or "rediss-sentinel://…", whose host and addr parameters are its
-// sentinels, and for a Redis Cluster,
-// "redis-cluster://[user:password@]host:port?addr=host:port&…" or
-// "rediss-cluster://…", whose host and addr parameters are nodes of it:
-// each command goes to the master of its key's slot, and the keys a lock
-// writes together must share a hash slot (the lock is refused with
-// ErrInvalidOptions otherwise). Options.Quarantine is on with a Sentinel
-// or Cluster node: a failover may lose writes. The nodes must be
-// independent: no replication between them.
-//
-// New does not dial, and never blocks: the nodes are dialled in the
-// background when first used, and again after a failure; nodes that cannot
-// be reached are not an error, since locks need only a quorum. New fails
-// for invalid options, addresses that cannot be parsed, and an address
-// given twice. What only the servers can tell is found when they are first
-// reached, and from then on every operation fails with it: rejected
-// credentials or permissions (ErrConfig), and two addresses that reach the
-// same server (ErrDuplicateNode: it would count twice in a quorum; the
-// servers' run_ids are compared before any reply of theirs is counted).
-// doctor.Run (package github.com/lockmux/lockmux/redlock/doctor) checks all
-// of it at once, with the same addresses and options.
+// New returns a Client for the independent Redis masters at addresses:
+// "host:port", "redis://[user:password@]host:port[/db]", "rediss://…"
+// (TLS), "unix:///path", or a Sentinel or Cluster member
+// ("redis-sentinel://…", "redis-cluster://…": see docs/deployments.md).
+// Options.Quarantine is on when a Sentinel or Cluster member is given.
+// New never dials: the nodes are dialled when first used. It fails for
+// invalid options or addresses, and for an address given twice. Rejected
+// credentials and two addresses of one server are found later: they then
+// fail every operation (docs/errors.md).
 func New(addresses []string, options Options) (*Client, error) {
 	options, err := options.withDefaults()
 	if err != nil {
@@ -174,17 +158,12 @@ func (c *Client) NewMutex(key string, options MutexOptions) *Mutex {
 }
 
 // Do locks key, runs fn while holding the lock, and unlocks it. The hold
-// is renewed while fn runs (options.AutoExtend is implied), within
-// options.MaxHold. The context given to fn is cancelled as soon as the hold
-// can no longer be proven, before its validity ends, with a cause that
-// matches ErrLockLost (the error the Observer gets in LostEvent.Err), and
-// ErrClosed too when the Client was closed; fn should stop its work then.
-// Do returns the error of the lock, or fn's error joined with the unlock's.
-//
-// The unlock after fn is bounded by a few node timeouts, whatever ctx
-// does. It also runs when fn panics or ends its goroutine
-// (runtime.Goexit): the lock is released, and then the panic goes on, with
-// its own value, to whoever recovers it.
+// is renewed while fn runs (AutoExtend is implied), within options.MaxHold.
+// fn's context is cancelled before the validity ends if the hold can no
+// longer be proven, with a cause matching ErrLockLost (and ErrClosed after
+// Close). Do returns the lock's error, or fn's error joined with the
+// unlock's. The unlock also runs when fn panics or calls runtime.Goexit,
+// bounded by a few node timeouts whatever ctx does; a panic then goes on.
 func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn func(ctx context.Context) error) error {
 	options.AutoExtend = true
 	m := c.NewMutex(key, options)
@@ -235,25 +214,13 @@ func (c *Client) Addresses() []string {
 	return append([]string(nil), c.addresses...)
 }
 
-// Close closes the connections and ends the holds of the Client: nothing
-// renews them or watches their validity any more, so their Done channels
-// close and the contexts of Client.Do are cancelled, with a cause that
-// matches ErrLockLost and ErrClosed. Holds that were not unlocked stay on
-// the nodes until their TTL ends. Every goroutine blocked in Lock returns
-// at once with an error matching ErrClosed, whether it was waiting between
-// attempts, for a release notification or for its turn behind another
-// goroutine of the same Mutex (an attempt already sent ends with its
-// round, within a node timeout). Methods called after Close return
-// ErrClosed.
-//
-// Releases still in flight when Close is called (an Unlock that returned
-// on a quorum while a slower node had not answered yet) are given up to
-// one node timeout to be answered, and a release queued behind a dial in
-// progress also waits for that dial, within the dial timeout; those that
-// could not be confirmed are
-// reported to the observer (OnNodeError, matching ErrReleaseUnconfirmed),
-// and Close returns an error matching ErrReleaseUnconfirmed. Their keys
-// end with their TTL.
+// Close closes the connections and ends the Client's holds: their Done
+// channels close, and the contexts of Do are cancelled with a cause
+// matching ErrLockLost and ErrClosed. Keys not unlocked stay until their
+// TTL. Every waiting Lock returns at once with an error matching ErrClosed.
+// Releases in flight get up to one node timeout to be confirmed; Close
+// returns an error matching ErrReleaseUnconfirmed for the others
+// (docs/errors.md). Operations after Close fail with ErrClosed.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil

@@ -110,28 +110,20 @@ var (
 	ErrConfig = errors.New("redlock: node configuration error")
 
 	// ErrFenceCounter is matched when a node's fencing counter for a lock
-	// key (the key followed by ":lockmux-fence", see
-	// MutexOptions.Fencing) is not a decimal integer from 0 to 2^63−2,
-	// the largest that has a next fence; the node's error names the
-	// counter. It also matches ErrConfig: the node's vote is not counted,
-	// it keeps no lock key of the attempt, and retrying cannot help until
-	// the counter is fixed. Set it to the largest counter of that key on
-	// the other nodes: deleting it makes the node hand out low fences
-	// again, as if it had lost its data. fencedstore.Store.Set fails with an
-	// error matching it when the newest fence it keeps is not a decimal
-	// integer from 0 to 2^63−1.
+	// key (KEY:lockmux-fence) is not a decimal integer from 0 to 2^63−2,
+	// the largest that has a next fence. It also matches ErrConfig: the
+	// node's vote does not count and it keeps no lock key. docs/fencing.md
+	// says how to fix the counter. fencedstore.Store.Set fails with it when
+	// its newest fence is not a decimal integer from 0 to 2^63−1.
 	ErrFenceCounter = fmt.Errorf("%w: bad fencing counter", ErrConfig)
 
 	// ErrNotificationsUnavailable is matched by the error of a
-	// NodeErrorEvent with OperationSubscribe: the node cannot carry the
-	// release notifications that wake waiting Locks, because it speaks
-	// only RESP2, Options.Protocol is ProtocolRESP2, or its ACL denies the
-	// user the release channels (the error then matches ErrConfig too). It
-	// is reported once per node and Client; waiters fall back to retrying
-	// at the retry delay when too few nodes remain to notify a quorum. A
-	// node whose ACL refuses key tracking (client|tracking) is reported the
-	// same way: the keys of renewed holds are not watched there (see
-	// MutexOptions.AutoExtend).
+	// NodeErrorEvent with OperationSubscribe: the node cannot announce
+	// releases to waiting Locks. It speaks only RESP2, Options.Protocol is
+	// ProtocolRESP2, or its ACL refuses the release channels (the error then
+	// matches ErrConfig too). It is reported once per node and Client
+	// (docs/waiting.md). A node whose ACL refuses client|tracking is
+	// reported the same way: it cannot watch renewed holds' keys.
 	ErrNotificationsUnavailable = errors.New("redlock: release notifications unavailable")
 )
 

@@ -200,21 +200,13 @@ func (m *Mutex) Fence() int64 {
 	return m.hold.fenceOf(currentHold)
 }
 
-// Done returns a channel that is closed when the hold ends, by a timer of
-// the hold's own that does not wait for the renewal:
-//   - with MutexOptions.AutoExtend, two node timeouts before the end of
-//     the validity (Until) unless an extension moved it in time: when the
-//     renewal cannot reach a quorum in time, when the hold reaches
-//     MaxHold, and for a resumed hold that cannot be renewed; earlier
-//     when the renewal gives up, once no attempt can finish by then, or
-//     when an extension finds that a quorum of nodes no longer holds the
-//     hold;
-//   - without AutoExtend, when the validity passes (Until, or just after:
-//     the timer fires then), or earlier when an Extend finds that a quorum
-//     of nodes no longer holds the hold;
-//   - at Unlock, and when the Client is closed.
-//
-// For a Mutex that is not held it returns a closed channel.
+// Done returns a channel that is closed when the hold ends, by a timer
+// that does not wait for the renewal. With MutexOptions.AutoExtend, it
+// closes two node timeouts before Until unless an extension moved Until in
+// time; without, when Until passes. It closes earlier when an extension
+// finds the hold gone, at Unlock, and when the Client is closed.
+// docs/renewal.md lists every case. For a Mutex that is not held it
+// returns a closed channel.
 func (m *Mutex) Done() <-chan struct{} {
 	return m.hold.doneOf(currentHold)
 }

@@ -9,26 +9,24 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
-// Mutex is a lock on one resource (or several, with MutexOptions.Keys)
+// Mutex is a lock on one resource, or several with MutexOptions.Keys,
 // across the Client's nodes. It is reusable: lock, unlock, lock again,
 // without allocating.
 //
 // A Mutex is safe for concurrent use. Within one process it behaves like a
-// sync.Mutex: a goroutine that calls Lock while another goroutine holds the
-// Mutex waits locally, without network traffic, and gets its chance when
-// the Mutex is unlocked. Unlock may be called by another goroutine than
-// the one that locked.
-//
-// Its state has four owners, each with one rule:
-//   - turn: the goroutine that holds the Mutex in this process, or is
-//     acquiring it, has the turn; acquisition and wait belong to it;
-//   - hold (hold.go): the hold itself, which any goroutine may read, is
-//     guarded by its own mutex;
-//   - sending: the commands sent for a hold (extensions, repairs) are
-//     queued on the nodes before its release (see Unlock);
-//   - renewal and extending: the rounds of the renewer's goroutine and of
-//     Extend's callers, one at a time each.
+// sync.Mutex: a goroutine that calls Lock while another holds the Mutex
+// waits locally, without network traffic. Any goroutine may Unlock it.
 type Mutex struct {
+	// Its state has four owners, each with one rule:
+	//   - turn: the goroutine that holds the Mutex in this process, or is
+	//     acquiring it, has the turn; acquisition and wait belong to it;
+	//   - hold (hold.go): the hold itself, which any goroutine may read, is
+	//     guarded by its own mutex;
+	//   - sending: the commands sent for a hold (extensions, repairs) are
+	//     queued on the nodes before its release (see Unlock);
+	//   - renewal and extending: the rounds of the renewer's goroutine and of
+	//     Extend's callers, one at a time each.
+
 	client    *Client
 	key       string
 	keys      []string // key, then MutexOptions.Keys
@@ -131,20 +129,14 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 // Key returns the Mutex's key.
 func (m *Mutex) Key() string { return m.key }
 
-// Lock acquires the lock, trying again, as Options.RetryDelayMin says,
-// until it succeeds, MutexOptions.MaxTries attempts have failed, or ctx is
-// done. It fails at once with an error matching ErrQuorumUnreachable when
-// so many nodes are down or misconfigured that no attempt can succeed.
-//
-// Lock returns a hold only while it is valid: its validity is checked by
-// the Client's clock as the last step before Lock returns, after the
-// observers have run. An attempt whose hold ended before then counts as
-// failed; its keys are released and the observer is told of the loss.
-//
-// A failure matches ErrNotAcquired, the context's error when ctx ended, or
-// ErrClosed when the Client was closed (Close ends the wait at once);
-// errors.As with a *QuorumError gives each node's outcome in the last
-// attempt.
+// Lock acquires the lock. It tries again until it succeeds,
+// MutexOptions.MaxTries attempts have failed, or ctx is done, waiting
+// between attempts as docs/waiting.md says. It fails at once, matching
+// ErrQuorumUnreachable, when too many nodes are down or misconfigured.
+// The hold's validity is checked as Lock's last step: a hold that ended
+// by then is released, not returned. A failure matches ErrNotAcquired,
+// the context's error, or ErrClosed; errors.As with a *QuorumError gives
+// each node's outcome in the last attempt.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err

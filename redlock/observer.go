@@ -3,15 +3,11 @@ package redlock
 import "time"
 
 // Observer is told what a Client does: acquisitions, releases, extensions,
-// losses and node errors, with their timings. Set it with Options.Observer
-// to feed logs, traces or metrics; a nil Observer costs nothing.
-//
-// The methods are called synchronously, on the goroutine of the operation
-// (the caller's, the renewal goroutine of the Client, or the goroutine of
-// the timer that ends a hold), possibly from many
-// goroutines at once: an Observer must be safe for concurrent use, fast,
-// and must not block or call back into the Client. The events are passed by
-// value; an Observer may keep them.
+// losses and node errors, with their timings. Set it with Options.Observer;
+// a nil Observer costs nothing. Its methods are called synchronously, on
+// the goroutine of the operation, possibly from many goroutines at once.
+// An Observer must be safe for concurrent use and fast; it must not block
+// or call back into the Client. It may keep the events, passed by value.
 type Observer interface {
 	// OnAcquire is called after each acquisition attempt (one round to the
 	// nodes), successful or not.

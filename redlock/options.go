@@ -90,46 +90,22 @@ type Options struct {
 	// finite, not negative and below 1.
 	DriftFactor float64
 
-	// RetryDelayMin and RetryDelayMax bound the retry delay d of a blocked
-	// Lock, drawn uniformly at random in between for each wait, so that
-	// competing clients fall out of step. From the end of one attempt of a
-	// Lock to the start of the next, it waits:
-	//   - d when no node said that another client holds the lock, when some
-	//     nodes let the attempt set the keys but too few (a split vote), and
-	//     while fewer than a quorum of nodes can announce releases (see the
-	//     package documentation);
-	//   - otherwise, for the release of one of its keys, at most 8·d, and at
-	//     most until a quorum of nodes stops refusing, as the attempt's
-	//     nodes told (the remaining TTL of the keys they hold: a holder that
-	//     simply expires announces nothing). Only these causes end that
-	//     wait sooner: a release of one of its keys,
-	//     announced by a quorum of nodes or by an Unlock of the same Client,
-	//     which wakes at most one waiter of the Client per key; once, a
-	//     quorum of nodes confirming the subscriptions the Lock waits on (a
-	//     Lock that finds them confirmed already does not look again); and
-	//     a node's subscription confirmed again after its connection was
-	//     replaced, which wakes one waiter, since a release may have gone
-	//     unheard. The wait is cut to d when too few nodes remain to
-	//     announce releases.
-	//
-	// A Lock whose round found so many nodes down that no attempt could win
-	// dials them and tries once more, without a delay, as soon as they are
-	// connected or failed. Zero means 10 ms and 60 ms. When only one bound is set and it falls
-	// outside the default range, the other bound takes its value. Negative
-	// values, or a minimum above the maximum, are invalid. A MutexOptions
-	// may override both.
+	// RetryDelayMin and RetryDelayMax bound the retry delay of a blocked
+	// Lock, drawn at random in between for each wait, so that competing
+	// clients fall out of step. A Lock waits one delay after a split vote,
+	// or for a release of the lock, at most eight delays (docs/waiting.md).
+	// Zero means 10 ms and 60 ms. When only one bound is set, the other
+	// keeps its default, or takes the set bound's value if the default
+	// would be on the wrong side of it. Negative values, or a minimum above
+	// the maximum, are invalid. MutexOptions may override both.
 	RetryDelayMin, RetryDelayMax time.Duration
 
 	// Quarantine keeps a node that may have lost keys (a restart, a
 	// promotion, a flush) out of every lock for MaxTTL and its drift
-	// allowance, counted by the node's clock from its epoch marker, the key
-	// lockmux:epoch: Redlock's delayed restart, enforced by the clients.
-	// Its confirmations do not count (ErrQuarantined); its releases go.
-	// A server up for longer than that with no sign of a lost key, and the
-	// restart of a plain node that fsyncs every write, vote at once; a
-	// newer server votes once stated new (Client.TrustNodes). Off by
-	// default; on, whatever this field says, for Sentinel and Cluster
-	// nodes. docs/deployments.md gives the rules.
+	// allowance, counted from its epoch marker, the key lockmux:epoch. Its
+	// votes do not count (ErrQuarantined); its releases do. Off by default;
+	// always on for Sentinel and Cluster members. docs/deployments.md gives
+	// the rules, and the nodes that vote at once.
 	Quarantine bool
 
 	// MaxTTL is the longest TTL any client of these nodes uses, with
@@ -168,14 +144,11 @@ type Options struct {
 type MutexOptions struct {
 	// TTL is how long the lock keys live on the nodes unless extended, and
 	// the upper bound of a hold's validity. It is rounded down to a whole
-	// millisecond, the resolution of the nodes. Zero means DefaultTTL
-	// (10 s). It must be at least MinTTL (10 ms) and exceed the drift
-	// allowance (TTL·DriftFactor + 2 ms), so that a validity can be
-	// positive. With AutoExtend (and in Client.Do) it must also last at
-	// least five node timeouts (Options.NodeTimeout: 250 ms with the
-	// default of 50 ms): a renewed hold ends two node timeouts before its
-	// validity, and its renewal needs the time to finish an attempt
-	// before then. Otherwise the Mutex is refused with ErrInvalidOptions.
+	// millisecond. Zero means DefaultTTL (10 s). It must be at least MinTTL
+	// and exceed the drift allowance (TTL·DriftFactor + 2 ms). With
+	// AutoExtend, and in Client.Do, it must last five Options.NodeTimeout
+	// (250 ms by default); with Options.Quarantine, at most Options.MaxTTL.
+	// Otherwise the Mutex is refused with ErrInvalidOptions.
 	TTL time.Duration
 
 	// RetryDelayMin and RetryDelayMax override the Client's retry delay
@@ -200,22 +173,13 @@ type MutexOptions struct {
 	// which matches ErrNotAcquired, and says how many attempts it made.
 	MaxTries int
 
-	// AutoExtend renews the hold in the background, a third of the TTL
-	// after its start and after each extension (sooner when less validity
-	// is left, as for a resumed hold), until it is released, lost, or has
-	// lasted MaxHold. The end of a renewed hold is signalled two node
-	// timeouts before its validity ends unless an extension moved it (see
-	// Mutex.Done).
-	//
-	// A renewed hold also watches its keys on the nodes that speak RESP3:
-	// the Client's subscription connections track them (CLIENT TRACKING),
-	// and a key that changes from outside (cut short by PEXPIRE, deleted,
-	// flushed) or whose tracking connection ends makes the hold renew at
-	// once, not at its next renewal: a quorum that confirms the extension
-	// restores the keys; otherwise the renewal ends in the hold's loss. A
-	// node that cannot track (RESP2, or an ACL without client|tracking) is
-	// reported once to the Observer, with an error matching
-	// ErrNotificationsUnavailable, and its keys are renewed on schedule.
+	// AutoExtend renews the hold in the background, a third of the TTL after
+	// its start and after each extension, until it is released, lost, or
+	// has lasted MaxHold. A renewed hold ends two node timeouts before its
+	// validity unless an extension moved it (see Mutex.Done). On the nodes
+	// that speak RESP3, it also watches its keys, and renews at once when
+	// one changes from outside. Off by default; Client.Do implies it.
+	// docs/renewal.md gives the rules.
 	AutoExtend bool
 
 	// MaxHold bounds the length of one hold: no extension, automatic or
@@ -246,20 +210,13 @@ type MutexOptions struct {
 	// printable ASCII characters other than space.
 	Token string
 
-	// Fair serves the waiters of a blocked Lock in the order they came: a
-	// Lock that finds the lock held takes a ticket and waits in line, in a
-	// queue kept on every node, and only the first in line may try; a
-	// newcomer's first attempt is refused while anybody waits. The queue
-	// decides who may try, never who holds: exclusion is the lock key's,
-	// as without Fair. A waiter stays in line by a heartbeat of each of its
-	// attempts, whose TTL lives on the nodes: a waiter that stopped trying
-	// leaves the line when it lapses, eight retry delays and two node
-	// timeouts later; one only paused that long joins again, at the back.
-	// An uncontended Lock costs one round, as without Fair.
-	// Every client of a lock must set Fair alike: one that does not ignores
-	// the line. It combines with Fencing, not with Keys. The queue's
-	// keys follow the lock's key: KEY:queue, KEY:alive and the ticket
-	// counter KEY:tickets, which has no TTL, as a fencing counter has none.
+	// Fair serves the waiters of a blocked Lock in the order they came. A
+	// Lock that finds the lock held takes a ticket and waits in line; only
+	// the first in line may try. The line decides who may try, never who
+	// holds. An uncontended Lock costs one round, as without Fair. Every
+	// client of a lock must set Fair alike. It combines with Fencing, not
+	// with Keys. Off by default. docs/lock-family.md gives the rules and the
+	// keys it adds.
 	Fair bool
 
 	// Metadata is stored with each hold on the nodes, after its token and a

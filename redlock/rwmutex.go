@@ -10,39 +10,13 @@ import (
 )
 
 // RWMutex is a read/write lock across the Client's nodes: any number of
-// readers at once, or one writer. Writers come first: a writer that waits
-// for the readers to leave keeps new readers off, so that readers cannot
-// starve it.
-//
-// Its holds are a Mutex's, with their validity, Done, renewal
-// (MutexOptions.AutoExtend) and their errors: Reader and Writer return the
-// Mutexes whose methods speak of the read hold and of the write hold. The
-// writer's holds get fences with MutexOptions.Fencing; the readers' do
-// not, since readers do not exclude each other.
-//
-// On each node, the writer's hold is the key NAME, as a Mutex's; the
-// readers are the entries of the sorted set NAME:readers, each scored by
-// its expiry by the node's own clock (TIME), never a client's, so that a
-// reader that crashed frees itself when its TTL ends; and a writer that
-// found live readers leaves the key NAME:writer-waiting, which refuses new
-// readers until a writer takes the lock, or until it lapses: it lasts
-// until the writer's next attempt (eight retry delays and two node
-// timeouts), so a writer that gave up, or a TryLock, keeps readers off
-// that long at most.
-//
-// Safety. A writer's script sets its key only while no reader's entry is
-// live on the node, and a reader's script adds its entry only while no
-// writer's key exists there; the scripts of one node run one at a time.
-// A hold counts only on a quorum of nodes, and any two quorums share a
-// node: a reader and a writer cannot both count that node, nor two
-// writers. The timing assumptions are the Mutex's (see the package
-// documentation, # Safety).
-//
-// A read hold is not upgraded: Lock while the RWMutex's own read hold is
-// held returns ErrWouldDeadlock (two readers upgrading at once would wait
-// for each other). A write hold turns into a read hold with Downgrade.
-// Like a Mutex, one RWMutex has one read hold or one write hold at a time;
-// goroutines that read together use an RWMutex each.
+// readers at once, or one writer. Writers come first: a waiting writer
+// keeps new readers off. Its holds are a Mutex's, with their validity,
+// Done, renewal and errors; Reader and Writer return the Mutex of each.
+// Only the writer's holds get fences. Lock while this RWMutex holds its
+// read hold fails with ErrWouldDeadlock; Downgrade turns a write hold into
+// a read hold. One RWMutex has one hold at a time: goroutines that read
+// together use an RWMutex each. docs/lock-family.md gives the rules.
 type RWMutex struct {
 	reader, writer *Mutex
 }

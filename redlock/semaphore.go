@@ -17,37 +17,12 @@ import (
 const MaxSemaphoreLimit = 1024
 
 // Semaphore admits at most limit holders at once across the Client's
-// nodes: a permit is a hold like a Mutex's, with its validity, Done, its
-// renewal (MutexOptions.AutoExtend) and its fence (MutexOptions.Fencing).
-//
-// Safety. The semaphore is limit independent Redlock slots: the keys
-// NAME:permit:0 to NAME:permit:(limit-1), each a Mutex's key. A permit is
-// the hold of one slot, won by a quorum of nodes as a Mutex's is, so each
-// slot has at most one holder at a time by the Mutex's own argument, under
-// the same assumptions (see the package documentation, # Safety), and the
-// semaphore at most limit. Counting holders per node and asking a
-// majority for a count below the limit, as the multi-master semaphores
-// that count do, admits more: with three nodes and a limit of 2, three
-// clients that each reach a different two of the nodes each find counts
-// below 2 on their majority, and all three hold.
-//
-// TryAcquire first tries the slot after the one the last acquisition of
-// this Semaphore won, as a Mutex's TryLock does, which an uncontended
-// Acquire wins in one round. Once that fails, the Semaphore is crowded,
-// and its attempts win a permit in one round until one wins the first
-// slot it tries: every node is sent the slots in one order and sets the
-// first of them that is free there; the slot a quorum of nodes set is the
-// permit, and the keys the other nodes set are released at once, without
-// waiting. Nodes that agree on which slots are held set the same one, so
-// one round suffices unless acquisitions race for the last free slots,
-// and finding the semaphore full costs one round too. With
-// MutexOptions.Fencing, the fence of a permit is its own slot's, committed
-// in a second round as a Mutex's is. Acquire waits between its attempts as a Lock does: for the
-// release of any slot, announced as a Mutex's.
-//
-// A Semaphore is safe for concurrent use. Within one process, each slot
-// is one Mutex: a goroutine that holds a permit keeps its slot from the
-// others without network traffic.
+// nodes. A permit is a hold like a Mutex's, with its validity, Done,
+// renewal and fence. The semaphore is limit independent Redlock slots,
+// the keys NAME:permit:0 to NAME:permit:(limit−1), each as safe as a
+// Mutex. An uncontended Acquire costs what a Lock does, and a blocked one
+// waits as a Lock does. A Semaphore is safe for concurrent use.
+// docs/lock-family.md gives the rules and the costs.
 type Semaphore struct {
 	name  string
 	slots []*Mutex
