@@ -59,17 +59,14 @@ func (a Address) String() string {
 	}
 }
 
-// ParseAddress parses a server address in one of the forms "host:port",
+// ParseAddress parses a server address: "host:port",
 // "redis://[user:password@]host:port[/db]", "rediss://…" (TLS),
-// "unix:///path/to/socket", and for a master that Redis Sentinel serves,
-// "redis-sentinel://[user:password@]host:port/master-name[?addr=host:port&addr=…]"
-// or "rediss-sentinel://…" (TLS), whose host and addr parameters are
-// sentinels, and whose user information is the master's; the sentinels'
-// own credentials, when they ask for some, are the sentinel_username and
-// sentinel_password parameters. For a Redis Cluster, it accepts
-// "redis-cluster://[user:password@]host:port[?addr=host:port&addr=…]" or
-// "rediss-cluster://…" (TLS), whose host and addr parameters are nodes of
-// the cluster. A missing port means 6379, or 26379 for a sentinel.
+// "unix:///path/to/socket", a master that Redis Sentinel serves,
+// "redis-sentinel://[user:password@]host:port/master-name[?addr=host:port&…]",
+// or a Redis Cluster, "redis-cluster://[user:password@]host:port[?addr=host:port&…]".
+// rediss-sentinel:// and rediss-cluster:// use TLS. docs/deployments.md
+// gives the parameters. A missing port means 6379, or 26379 for a
+// sentinel. An address it cannot parse fails with ErrInvalidAddress.
 func ParseAddress(s string) (Address, error) {
 	if s == "" {
 		return Address{}, fmt.Errorf("%w: empty address", ErrInvalidAddress)

@@ -228,26 +228,18 @@ func (c *Conn) Do(ctx context.Context, call *Call) error {
 }
 
 // Send queues the call's command and returns without waiting for the
-// reply. The call must then be given to Wait or Abandon. The deadline is
-// the server's: if the reply has not arrived by then while somebody still
-// needs it, the connection is closed and every call in flight on it fails.
-// A caller that stops waiting earlier (Wait's context, Abandon) costs the
-// connection nothing.
-//
-// On an idle connection Send writes the command at once. On a busy one it
-// leaves the command in the write buffer, where the commands of other
-// callers join it, and reports true: the caller must then call Flush, or
-// Wait, which flushes before it blocks. Writing many callers' commands in
-// one system call is what makes a shared connection faster than one per
-// caller.
-//
-// When there is no live connection, Send starts a dial in the background
-// and queues the command behind it; Wait gives up on it at the deadline.
-// While the backoff after a failed dial lasts, Send fails the call at once
-// with an error matching ErrNotConnected (the command was not sent), so
-// that a server that is down costs nothing; a carried call is kept all the
-// same, and sent when the server is back (see Call.Carry).
+// reply; the call must then be given to Wait or Abandon. The deadline,
+// Options.CommandTimeout when zero, is the server's: a reply still needed
+// and not in by then closes the connection, failing every call in flight.
+// On a busy connection Send buffers the command with other callers' and
+// reports true: call Flush, or Wait, which flushes first. Without a live
+// connection it dials (unless Options.NoDialOnSend) and queues the command
+// behind the dial; during the backoff after a failed dial it fails the
+// call at once with ErrNotConnected. A carried call is kept (Call.Carry).
 func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
+	// Writing many callers' commands in one system call is what makes a
+	// shared connection faster than one per caller. A caller that stops
+	// waiting (Wait's context, Abandon) costs the connection nothing.
 	now := time.Now()
 	if deadline.IsZero() {
 		deadline = now.Add(c.options.CommandTimeout)

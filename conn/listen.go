@@ -29,19 +29,13 @@ func (c *Conn) SendPush(command []byte) bool {
 
 // Listen reads the connection until ctx ends or the connection fails,
 // handing RESP3 pushes to Options.OnPush and replies to their calls: it
-// serves a connection that carries subscriptions, where messages arrive
-// without a command to wait for. It returns the error that ended it:
-// ctx's error when ctx ended. Listen needs a live connection (see
-// Connect). When a caller is reading it for its own reply, Listen takes
-// over once that caller's turn ends.
-//
-// A server that refuses a push command (SendPush), such as a SUBSCRIBE to
-// a channel an ACL denies (NOPERM), answers with an error reply instead of
-// a push: an error reply that arrives while no call is pending goes to
-// refused, when not nil, and the connection stays up. Any other reply that
-// no command asked for closes the connection (R13). refused is called on
-// Listen's goroutine with a value valid only during the call; it must not
-// block or call back into the Conn.
+// serves a connection that carries subscriptions. It returns the error
+// that ended it. It needs a live connection (see Connect), and takes over
+// from a caller reading its own reply once that caller's turn ends. An
+// error reply that no pending call awaits, such as a SUBSCRIBE an ACL
+// refuses (NOPERM), goes to refused when not nil; any other unasked reply
+// closes the connection. refused runs on Listen's goroutine, gets a value
+// valid only during the call, and must not block or call back into the Conn.
 func (c *Conn) Listen(ctx context.Context, refused func(resp.Value)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -193,19 +193,18 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 // Wait gathers the replies of a round that was sent. After each reply or
 // failure it asks tally, when not nil, whether the outcome is decided; if
 // so, it abandons the calls still in flight (their Abandoned method then
-// reports true) and returns nil. When ctx ends first, it abandons the calls
-// still in flight and returns ctx's error: the replies already gathered
-// stay in their calls. Abandoning a call costs its connection nothing, and
-// a carried call (conn.Call.Carry) is still finished by its connection.
-//
-// Replies are gathered from the connected servers first, in the Group's
-// order, then from the servers being dialled: they were all requested at
-// once, so the round lasts as long as its slowest server, not the sum, and
-// a server that is down costs nothing once the tally is decided. Before
-// each wait for a server being dialled, a server whose dial completed
-// meanwhile is taken first: a quorum of quick servers decides the round
-// without waiting for a slow dial.
+// reports true) and returns nil. When ctx ends first, it abandons them and
+// returns ctx's error; the replies already gathered stay in their calls.
+// Abandoning a call costs its connection nothing, and a carried call
+// (conn.Call.Carry) is still finished by its connection.
 func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
+	// Replies are gathered from the connected servers first, in the Group's
+	// order, then from the servers being dialled: they were all requested at
+	// once, so the round lasts as long as its slowest server, not the sum, and
+	// a server that is down costs nothing once the tally is decided. Before
+	// each wait for a server being dialled, a server whose dial completed
+	// meanwhile is taken first: a quorum of quick servers decides the round
+	// without waiting for a slow dial.
 	for {
 		i := g.nextToGather(round)
 		if i < 0 {

@@ -62,23 +62,15 @@ type SubscribeOptions struct {
 	OnTrackingUnavailable func(node int, err error)
 }
 
-// Subscriber keeps one connection per server of a Group that carries push
-// commands (SUBSCRIBE, UNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE) and reads the
-// pushes they bring, apart from the connections of rounds. A Redis Cluster
-// member gets one connection per master, made when a push command is
-// first routed to it: each command goes to the master of its first
-// channel's slot, where sharded pub/sub (SSUBSCRIBE) must be subscribed.
-// A connection that fails is dialled again after a jittered backoff that
-// doubles, capped; a server that cannot carry subscriptions is reported
-// once and left alone.
-//
-// With SubscribeOptions.OnInvalidate, the same connections track keys for
-// their owner (see Track): the server pushes an invalidation when a key
-// that the connection read changes, whoever changed it, and the
-// Subscriber tells which arming each invalidation ends. A cluster member's
-// keys are tracked on the connection to the master of their slot.
-//
-// A Subscriber is safe for concurrent use. Close it when done.
+// Subscriber keeps one connection per server of a Group for the push
+// commands (SUBSCRIBE, UNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE), apart from
+// the connections of rounds, and reads the pushes they bring. A Redis
+// Cluster member gets one connection per master, and each command goes to
+// the master of its first channel's slot. A failed connection is dialled
+// again after a capped, jittered backoff; a server that cannot carry
+// subscriptions is reported once and left alone. With
+// SubscribeOptions.OnInvalidate, the same connections track keys (see
+// Track). A Subscriber is safe for concurrent use. Close it when done.
 type Subscriber struct {
 	group      *Group
 	options    SubscribeOptions

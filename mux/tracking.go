@@ -122,29 +122,20 @@ type arming struct {
 }
 
 // Track arms keys on server node: it sends request, a read-only command
-// that reads every one of keys (PTTL, GET, MGET, or a script that reads
-// its declared keys), on the node's subscription connection, and waits for
-// its reply, for at most Options.RequestTimeout or until ctx ends. From
-// that reply on, the first change of each key that the server reports is
-// given to SubscribeOptions.OnInvalidate with tag, unless a later Track of
-// the key on that node was answered first; a change reported before the
-// reply is given with the tag of the arming it ended, if any. The reply is
-// in request.Reply, and tells what the read saw when the arming began. On
-// a Redis Cluster member, the keys must share a slot: they are armed on
-// the connection to the master of the first one's slot, which is dialled
-// if it has none yet (Track fails then with ErrNotConnected, and the
-// member's OnConnect follows once it tracks).
-//
-// Track returns nil when the keys are armed. Otherwise they are not, and
-// its error says why: the server cannot track (ErrTrackingUnavailable, or
-// SubscribeOptions.OnInvalidate is nil), its connection is down or was
-// replaced before the reply (ErrNotConnected), ctx ended, a transport
-// failure, or the read's error reply (a *resp.ServerError).
-//
-// The request and keys must be left alone until Track returns. Track does
-// not allocate in steady state, but it is meant for the subscription
-// connections only, off the fast path.
+// that reads every one of keys, on the node's subscription connection, and
+// waits for its reply (request.Reply), at most Options.RequestTimeout or
+// until ctx ends. Leave request and keys alone until it returns. From that
+// reply on, the first change the server reports of each key goes to
+// SubscribeOptions.OnInvalidate with tag, unless a later Track of the key
+// on that node was answered first; a change reported before the reply goes
+// with the tag of the arming it ended. On a Cluster member the keys must
+// share a slot; a master not dialled yet fails it with ErrNotConnected,
+// and OnConnect follows once it tracks. Track returns nil once the keys
+// are armed. Its errors: ErrTrackingUnavailable (also when OnInvalidate is
+// nil), ErrNotConnected, ctx's, the transport's, or a *resp.ServerError.
 func (s *Subscriber) Track(ctx context.Context, node int, request *Request, tag uint64, keys ...string) error {
+	// Track does not allocate in steady state, but it is meant for the
+	// subscription connections only, off the fast path.
 	sub := s.nodes[node]
 	call := &request.call
 	if err := ctx.Err(); err != nil {

@@ -65,39 +65,15 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Run checks that the Redis servers at addresses can carry Redlock safely
-// and says what to fix: for each node, whether it is reachable, a master,
-// not in cluster mode, a server distinct from the other nodes (run_id),
-// persisting every write (appendonly yes, appendfsync always), never
-// evicting keys (maxmemory-policy noeviction), running for longer than the
-// longest TTL, keeping a clock close to the client's (measured with TIME),
-// able to notify waiters of releases (RESP3, and an ACL that allows the
-// release channels), and whether the configured user has every right a
-// Client needs: the commands, keys and channels of the minimal ACL rule
-// (see docs/acl.md), which the check names when they are missing.
-//
-// A service runs it at start-up with the addresses and the redlock.Options
-// it gives redlock.New, and refuses to start, or logs, when a report's
-// Severity is SeverityFail. Of options, the credentials, TLS configuration,
-// dial timeout, client name and protocol apply, as for a Client's
-// connections; the other fields configure locks and are ignored. Run needs
-// no Client, so it also examines what redlock.New refuses, such as an
-// address given twice or two addresses that reach the same server.
-//
-// Run dials its own connections to the nodes and closes them before it
-// returns. It reads INFO and, where INFO does not tell, CONFIG GET; a node
-// that refuses CONFIG gets a warning rather than a failure. For the
-// notifications it dials one more connection per node, as a Client's
-// waiters do, subscribes to a release channel and unsubscribes. For the
-// permissions it runs the commands a Client sends (SET NX PX, SCRIPT LOAD,
-// EVALSHA and EVAL of a script that calls GET, SET, DEL, PTTL, PEXPIRE and
-// PUBLISH) on a probe key under doctorOptions.KeyPrefix that no lock uses,
-// and deletes what it set; it needs no administrative command (ACL DRYRUN,
-// ACL GETUSER). It returns one NodeReport per node, in the order of
-// addresses. The error matches redlock.ErrInvalidOptions for invalid
-// options or addresses (no reports then), or the context's error when the
-// context ended before the checks did (the reports then hold what was
-// found so far).
+// Run checks that the Redis servers at addresses can carry Redlock
+// safely, and says what to fix; docs/operations.md lists the checks. Give
+// it the addresses and redlock.Options given to redlock.New: only the
+// connection fields apply (credentials, TLS, dial timeout, client name,
+// protocol). It dials connections of its own and closes them. It returns
+// one NodeReport per node, in the order of addresses. The error matches
+// redlock.ErrInvalidOptions for invalid options or addresses, with no
+// reports, or the context's error when ctx ended first; the reports then
+// hold what was found.
 func Run(ctx context.Context, addresses []string, options redlock.Options, doctorOptions Options) ([]NodeReport, error) {
 	doctorOptions, err := doctorOptions.withDefaults()
 	if err != nil {
