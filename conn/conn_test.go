@@ -19,7 +19,7 @@ import (
 )
 
 // newConn returns a connected Conn that is closed when the test ends.
-func newConn(t *testing.T, address string, options conn.Options) *conn.Conn {
+func newConn(t testing.TB, address string, options conn.Options) *conn.Conn {
 	t.Helper()
 	c, err := conn.New(address, options)
 	require.NoError(t, err)
