@@ -79,12 +79,13 @@ type Call struct {
 	// The fields below are guarded by the mutex of the Conn the call was
 	// sent on.
 	state     callState
-	waiting   bool // the owner is blocked in Wait
+	waiting   bool // the owner is blocked in Wait; set with queue.setWaiting
 	abandoned bool // the owner stopped waiting before the reply came
 	retried   bool // the NOSCRIPT fallback was sent
 	followed  bool // SendFollowed sends another call behind it: Send leaves it in the buffer
 	sentAt    time.Time
 	deadline  time.Time
+	slot      int           // the call's slot in the Conn's queue, while it is queued
 	wake      chan struct{} // buffered, one token; made on the first Send
 	storage   []byte        // holds the bytes of a scalar Reply
 }

@@ -62,8 +62,6 @@ type Conn struct {
 	readerDone    <-chan struct{}  // the Done channel of the reader's context, if any: once closed, a timeout is not the server's
 	watchedDone   <-chan struct{}  // the Done channel whose end interrupts the reader (see readForLocked)
 	stopWatching  func() bool      // undoes the registration for watchedDone
-	earliest      time.Time        // the earliest deadline of the needed pending calls
-	earliestStale bool             // earliest may be earlier than needed
 	readDeadline  time.Time        // the read deadline set on the socket
 	writeDeadline time.Time        // the write deadline set on the socket
 
@@ -293,10 +291,10 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		return true
 	}
 	entry.deadline = deadline
+	earliest := c.pending.earliestDeadline()
 	c.pending.push(entry)
 	c.writeBuffer = append(c.writeBuffer, call.Command...)
-	if c.earliest.IsZero() || deadline.Before(c.earliest) {
-		c.earliest = deadline
+	if earliest.IsZero() || deadline.Before(earliest) {
 		if c.reading {
 			// The reader is blocked right now: Go lets the deadline of a
 			// pending Read be moved from another goroutine.

@@ -2,6 +2,7 @@ package conn_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -15,7 +16,8 @@ import (
 // real server: each iteration waits for the oldest call's reply and sends
 // the call again, so one iteration is one send and one reply. The time per
 // iteration at depth 10,000 against depth 10 shows whether a send or a
-// reply costs more as the pipeline deepens. Run it with
+// reply costs more as the pipeline deepens. The callers variants keep as
+// many calls in flight with one goroutine each. Run it with
 //
 //	go test -run '^$' -bench DeepPipeline -benchmem ./conn/
 func BenchmarkDeepPipeline(b *testing.B) {
@@ -43,6 +45,24 @@ func BenchmarkDeepPipeline(b *testing.B) {
 				c.Wait(context.Background(), &calls[next])
 				next = (next + 1) % depth
 			}
+		})
+		b.Run("callers="+strconv.Itoa(depth), func(b *testing.B) {
+			// As many goroutines, each with one call in flight, most of
+			// them blocked in Wait while one reads for all.
+			c := newConn(b, server.Addr(), conn.Options{})
+			b.ReportAllocs()
+			b.SetParallelism(max(1, depth/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				call := conn.Call{Command: resp.AppendCommand(nil, "PING")}
+				for pb.Next() {
+					c.Send(&call, time.Now().Add(time.Minute))
+					c.Wait(context.Background(), &call)
+					if call.Err != nil {
+						b.Error(call.Err)
+						return
+					}
+				}
+			})
 		})
 	}
 }

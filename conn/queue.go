@@ -27,6 +27,9 @@ type pending struct {
 	// whether or not its owner still waits (Call.Deliver); command holds
 	// its bytes once its owner let go of the Call.
 	deliver bool
+	// places are where the queue's heaps hold the entry, plus one: 0 in a
+	// heap the entry is not in (see heapKind).
+	places [heapKinds]int32
 }
 
 // needed reports whether somebody needs the entry's answer: its owner, or
@@ -48,10 +51,16 @@ func (p *pending) bytes() []byte {
 
 // queue is a FIFO ring of pending commands, in the order they were issued.
 // It grows as needed and never shrinks, so steady state does not allocate.
+// Besides the ring it keeps heaps of its slots (see heapKind) and a count
+// of the entries with an owner, so that no send or reply walks the calls in
+// flight: a connection with thousands of them costs per call what one with
+// a few does.
 type queue struct {
 	entries []pending
 	head    int
 	length  int
+	heaps   [heapKinds][]int32
+	owned   int // entries whose call is not nil
 }
 
 func (q *queue) len() int { return q.length }
@@ -62,11 +71,18 @@ func (q *queue) push(entry pending) *pending {
 	if q.length == len(q.entries) {
 		q.grow()
 	}
-	slot := &q.entries[(q.head+q.length)%len(q.entries)]
+	index := (q.head + q.length) % len(q.entries)
+	slot := &q.entries[index]
 	command := append(slot.command[:0], entry.command...)
 	*slot = entry
 	slot.command = command
+	slot.places = [heapKinds]int32{}
 	q.length++
+	if slot.call != nil {
+		slot.call.slot = index
+		q.owned++
+	}
+	q.update(index)
 	return slot
 }
 
@@ -76,7 +92,7 @@ func (q *queue) push(entry pending) *pending {
 const commandCapacity = 512
 
 // grow doubles the ring. The new slots get their command buffers from one
-// allocation.
+// allocation, and the heaps room for every slot from another.
 func (q *queue) grow() {
 	grown := make([]pending, max(8, 2*len(q.entries)))
 	for i := range q.entries {
@@ -88,6 +104,12 @@ func (q *queue) grow() {
 		grown[i].command = buffers[start : start : start+commandCapacity]
 	}
 	q.entries, q.head = grown, 0
+	heaps := make([]int32, int(heapKinds)*len(grown))
+	for kind := range heapKinds {
+		start := int(kind) * len(grown)
+		q.heaps[kind] = heaps[start : start : start+len(grown)]
+	}
+	q.rebuild()
 }
 
 // pop removes the oldest entry and returns it. Its command bytes stay valid
@@ -97,6 +119,14 @@ func (q *queue) pop() (pending, bool) {
 		return pending{}, false
 	}
 	slot := &q.entries[q.head]
+	for kind := range heapKinds {
+		if slot.places[kind] != 0 {
+			q.heapRemove(kind, q.head)
+		}
+	}
+	if slot.call != nil {
+		q.owned--
+	}
 	entry := *slot
 	*slot = pending{command: slot.command[:0]}
 	q.head = (q.head + 1) % len(q.entries)
@@ -130,61 +160,73 @@ func (q *queue) keep(keep func(*pending) bool) {
 		*entry = pending{command: entry.command[:0]}
 	}
 	q.length = kept
+	q.rebuild()
 }
 
 // earliestDeadline returns the earliest deadline of the written entries
 // that are needed, or the zero time when none is.
 func (q *queue) earliestDeadline() time.Time {
-	var earliest time.Time
-	for i := 0; i < q.length; i++ {
-		entry := q.at(i)
-		if entry.needed() && !entry.deadline.IsZero() && (earliest.IsZero() || entry.deadline.Before(earliest)) {
-			earliest = entry.deadline
-		}
+	if slot := q.root(heapNeeded); slot >= 0 {
+		return q.entries[slot].deadline
 	}
-	return earliest
+	return time.Time{}
 }
 
 // firstWaiting returns the oldest call whose owner is blocked in Wait.
 func (q *queue) firstWaiting() *Call {
-	for i := 0; i < q.length; i++ {
-		if call := q.at(i).call; call != nil && call.waiting {
-			return call
-		}
+	if slot := q.root(heapWaiting); slot >= 0 {
+		return q.entries[slot].call
 	}
 	return nil
+}
+
+// setWaiting records whether call's owner is blocked in Wait.
+func (q *queue) setWaiting(call *Call, waiting bool) {
+	call.waiting = waiting
+	if q.find(call) != nil {
+		q.update(call.slot)
+	}
 }
 
 // ownedBefore reports whether an entry older than the newest one has an
 // owner: somebody waits for a reply ahead of it.
 func (q *queue) ownedBefore() bool {
-	for i := 0; i < q.length-1; i++ {
-		if q.at(i).call != nil {
-			return true
-		}
+	owned := q.owned
+	if q.length > 0 && q.at(q.length-1).call != nil {
+		owned--
 	}
-	return false
+	return owned > 0
 }
 
 // earliestCarried returns the earliest deadline of the carried entries
 // that are written, or the zero time when there is none.
 func (q *queue) earliestCarried() time.Time {
-	var earliest time.Time
-	for i := 0; i < q.length; i++ {
-		entry := q.at(i)
-		if entry.carry && !entry.deadline.IsZero() && (earliest.IsZero() || entry.deadline.Before(earliest)) {
-			earliest = entry.deadline
-		}
+	if slot := q.root(heapCarried); slot >= 0 {
+		return q.entries[slot].deadline
 	}
-	return earliest
+	return time.Time{}
 }
 
 // find returns call's entry, or nil when call is not queued.
 func (q *queue) find(call *Call) *pending {
-	for i := 0; i < q.length; i++ {
-		if entry := q.at(i); entry.call == call {
-			return entry
-		}
+	if call.slot < 0 || call.slot >= len(q.entries) {
+		return nil
+	}
+	if entry := &q.entries[call.slot]; entry.call == call {
+		return entry
 	}
 	return nil
+}
+
+// detach takes call's owner away from its entry, which stays queued, and
+// returns the entry, or nil when call is not queued.
+func (q *queue) detach(call *Call) *pending {
+	entry := q.find(call)
+	if entry == nil {
+		return nil
+	}
+	entry.call = nil
+	q.owned--
+	q.update(call.slot)
+	return entry
 }

@@ -121,7 +121,6 @@ func isDone(done <-chan struct{}) bool {
 // overdueLocked reports whether a needed reply is late by more than the
 // read grace: only then has the server, not a caller, run out of time.
 func (c *Conn) overdueLocked(now time.Time) bool {
-	c.earliestStale = true
 	earliest := c.earliestLocked()
 	return !earliest.IsZero() && !now.Before(earliest.Add(readGrace))
 }
@@ -148,15 +147,10 @@ func (c *Conn) takePushLocked(link *link, value resp.Value) error {
 	return nil
 }
 
-// earliestLocked returns the earliest deadline of the pending calls that
-// have an owner, worked out again if the call that set it was answered or
-// abandoned; the zero time when no call has an owner.
+// earliestLocked returns the earliest deadline of the written calls that
+// somebody needs (see pending.needed); the zero time when there is none.
 func (c *Conn) earliestLocked() time.Time {
-	if c.earliestStale {
-		c.earliestStale = false
-		c.earliest = c.pending.earliestDeadline()
-	}
-	return c.earliest
+	return c.pending.earliestDeadline()
 }
 
 // dueLocked returns when the socket must have served the pending calls:
@@ -178,9 +172,6 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 		err := fmt.Errorf("%w: a reply arrived that no command asked for", ErrUnexpectedReply)
 		c.failLinkLocked(link, err)
 		return err
-	}
-	if entry.deadline.Equal(c.earliest) {
-		c.earliestStale = true
 	}
 	if entry.carry {
 		c.carriedDoneLocked()
@@ -304,9 +295,6 @@ func (c *Conn) deliverLocked(entry pending, value resp.Value) {
 			entry.deadline = time.Now().Add(entry.span)
 			c.pending.push(entry)
 			c.writeBuffer = call.appendEval(c.writeBuffer)
-			if c.earliest.IsZero() || entry.deadline.Before(c.earliest) {
-				c.earliest = entry.deadline
-			}
 			if !c.flushing {
 				c.flushLocked()
 			}
@@ -369,7 +357,6 @@ func (c *Conn) failPendingLocked(err error) {
 		return keep
 	})
 	c.writeBuffer = c.writeBuffer[:0]
-	c.earliest, c.earliestStale = time.Time{}, false
 	c.readDeadline, c.writeDeadline = time.Time{}, time.Time{}
 	if c.carried > 0 || len(c.unfinished) > 0 {
 		c.ensureFinisherLocked()

@@ -91,7 +91,6 @@ func (c *Conn) installLocked(link *link, runID string) {
 		c.writeBuffer = append(c.writeBuffer, entry.bytes()...)
 		return true
 	})
-	c.earliestStale = true
 	c.flushLocked()
 	if next := c.pending.firstWaiting(); next != nil {
 		next.signal()

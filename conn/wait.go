@@ -32,14 +32,14 @@ func (c *Conn) Wait(ctx context.Context, call *Call) {
 			c.readForLocked(ctx, call)
 			continue
 		}
-		call.waiting = true
+		c.pending.setWaiting(call, true)
 		c.mu.Unlock()
 		select {
 		case <-call.wake:
 		case <-done:
 		}
 		c.mu.Lock()
-		call.waiting = false
+		c.pending.setWaiting(call, false)
 	}
 	c.mu.Unlock()
 }
@@ -87,7 +87,7 @@ func (c *Conn) interruptReader(done <-chan struct{}) {
 // call waiting for the dial fails with ErrNotConnected: none of them was
 // written. Carried commands stay for the next connection.
 func (c *Conn) waitForDialLocked(ctx context.Context, call *Call) {
-	call.waiting = true
+	c.pending.setWaiting(call, true)
 	c.mu.Unlock()
 	timer := time.NewTimer(time.Until(call.deadline))
 	select {
@@ -97,7 +97,7 @@ func (c *Conn) waitForDialLocked(ctx context.Context, call *Call) {
 	}
 	timer.Stop()
 	c.mu.Lock()
-	call.waiting = false
+	c.pending.setWaiting(call, false)
 	if call.state == callQueued && c.link == nil && !time.Now().Before(call.deadline) {
 		c.failPendingLocked(fmt.Errorf("%w: not connected again before the deadline", ErrNotConnected))
 	}
@@ -120,8 +120,7 @@ func (c *Conn) abandonLocked(call *Call, err error) {
 	if call.state != callQueued {
 		return
 	}
-	if entry := c.pending.find(call); entry != nil {
-		entry.call = nil
+	if entry := c.pending.detach(call); entry != nil {
 		if entry.deliver && entry.deadline.IsZero() {
 			// Not written yet: the dial in progress writes it (Call.Deliver).
 			entry.command = append(entry.command[:0], call.Command...)
@@ -131,8 +130,6 @@ func (c *Conn) abandonLocked(call *Call, err error) {
 			if !c.finishing || c.finisherDue.IsZero() || entry.deadline.Before(c.finisherDue) {
 				c.ensureFinisherLocked()
 			}
-		} else if entry.deadline.Equal(c.earliest) {
-			c.earliestStale = true
 		}
 	}
 	call.state = callIdle
