@@ -113,17 +113,7 @@ func TestQuarantineDistrustsAMarkerThatCameByReplication(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "the replica has M's marker in its append-only file")
 	replica.Kill9() // R stops replicating
 
-	var proxied []string
-	for i, server := range nodes.servers {
-		proxy := faultnet.New(t, server.Addr())
-		if i == 2 {
-			proxy.Partition()
-		}
-		proxied = append(proxied, proxy.Addr())
-	}
-	a, err := New(proxied, options)
-	require.NoError(t, err)
-	defer a.Close()
+	a := cutFromLastNode(t, nodes, options)
 	require.NoError(t, a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).Lock(ctx), "A holds nodes 0 and 1")
 
 	nodes.servers[1].Kill9()
@@ -133,7 +123,7 @@ func TestQuarantineDistrustsAMarkerThatCameByReplication(t *testing.T) {
 	require.Equal(t, "(nil)", nodes.servers[1].Do(t, "GET", "ledger"), "R never had A's key")
 
 	b := nodes.client(t, options)
-	err = b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
+	err := b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
 	require.ErrorIs(t, err, ErrNotAcquired, "B would hold the lock A holds")
 	assert.True(t, quarantined(err), "R is quarantined: %v", err)
 }
@@ -205,17 +195,7 @@ func TestQuarantineJudgesAVoteByTheMarkerAfterIt(t *testing.T) {
 			nodes := trustedCluster(t)
 			ctx := context.Background()
 			options := Options{Quarantine: true, MaxTTL: 10 * time.Second, Protocol: protocol}
-			var proxied []string
-			for i, server := range nodes.servers {
-				proxy := faultnet.New(t, server.Addr())
-				if i == 2 {
-					proxy.Partition()
-				}
-				proxied = append(proxied, proxy.Addr())
-			}
-			a, err := New(proxied, options)
-			require.NoError(t, err)
-			defer a.Close()
+			a := cutFromLastNode(t, nodes, options)
 			require.NoError(t, a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).Lock(ctx), "A holds nodes 0 and 1")
 
 			b := nodes.client(t, options)
@@ -224,7 +204,7 @@ func TestQuarantineJudgesAVoteByTheMarkerAfterIt(t *testing.T) {
 			require.NoError(t, other.Unlock(ctx))
 
 			nodes.servers[1].Do(t, "FLUSHALL")
-			err = b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
+			err := b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
 			require.ErrorIs(t, err, ErrNotAcquired, "B would hold the lock A holds")
 			assert.True(t, quarantined(err), "node 1 is quarantined: %v", err)
 		})
@@ -244,4 +224,22 @@ func TestQuarantinedVoteSaysWhyTheMarkerWasNotRead(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired)
 	assert.True(t, quarantined(err), "%v", err)
 	assert.Contains(t, err.Error(), "can't run this command", "the reason the marker was not read: the server's refusal")
+}
+
+// cutFromLastNode returns a Client over nodes whose link to the last node
+// is cut: its holds live on the others alone.
+func cutFromLastNode(t *testing.T, nodes *cluster, options Options) *Client {
+	t.Helper()
+	var proxied []string
+	for i, server := range nodes.servers {
+		proxy := faultnet.New(t, server.Addr())
+		if i == len(nodes.servers)-1 {
+			proxy.Partition()
+		}
+		proxied = append(proxied, proxy.Addr())
+	}
+	client, err := New(proxied, options)
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close() })
+	return client
 }
