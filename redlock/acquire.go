@@ -36,7 +36,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			answered = m.startAttempt()
 		}
 		elapsed, generation, err := m.attempt(ctx, attempt)
-		var failure error // the attempt's error once it failed
+		var failure error // the attempt's error once it failed, unless made from its tally (failed)
 		switch {
 		case err == nil:
 			if subscribed {
@@ -58,13 +58,14 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			if subscribed {
 				m.wait.releaseWakes.Add(-answered)
 			}
-			failure = tally.quorumError(m.key, c.addresses, elapsed)
+			m.wait.failed.copyFrom(tally)
+			m.wait.failedElapsed = elapsed
 			if tally.unreachable() {
 				// Nodes that are down were being dialled again: give them one
 				// chance to come back before saying the quorum is out of reach.
 				// A misconfigured node cannot come back that way.
 				if reconnected || !tally.downByTransport() {
-					return failure
+					return m.failure(failure)
 				}
 				reconnected = true
 				c.group.Connect(ctx)
@@ -72,10 +73,10 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			}
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), failure)
+			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), m.failure(failure))
 		}
 		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
-			return fmt.Errorf("redlock: lock %q: %d attempts failed (MutexOptions.MaxTries): %w", m.key, attempt, failure)
+			return fmt.Errorf("redlock: lock %q: %d attempts failed (MutexOptions.MaxTries): %w", m.key, attempt, m.failure(failure))
 		}
 		// A holder that simply expires announces nothing: a wait for a
 		// release ends, at the latest, when a quorum of nodes stops
@@ -125,9 +126,18 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			}
 		}
 		if err := m.sleep(ctx, m.retryDelay(attempt), mode, refusedFor); err != nil {
-			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, failure)
+			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, m.failure(failure))
 		}
 	}
+}
+
+// failure returns the error of the last failed attempt of a Lock: failure
+// when it is set, or else the *QuorumError of the attempt's tally (failed).
+func (m *Mutex) failure(failure error) error {
+	if failure != nil {
+		return failure
+	}
+	return m.wait.failed.quorumError(m.key, m.client.addresses, m.wait.failedElapsed)
 }
 
 // attempt runs one acquisition: one round, two with fencing, and a

@@ -320,6 +320,13 @@ type quorumErrorStorage struct {
 	inline [7]NodeResult
 }
 
+// copyFrom makes t a copy of other, reusing t's nodes.
+func (t *tally) copyFrom(other *tally) {
+	nodes := append(t.nodes[:0], other.nodes...)
+	*t = *other
+	t.nodes = nodes
+}
+
 // quorumError returns the error that reports the round.
 func (t *tally) quorumError(key string, addresses []string, elapsed time.Duration) *QuorumError {
 	storage := &quorumErrorStorage{}

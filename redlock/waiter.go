@@ -27,8 +27,13 @@ const (
 // attempts. Its fields belong to the goroutine that has the turn, except
 // where they say otherwise.
 type waitState struct {
-	timer    *time.Timer
-	channels []string // the release channels of the keys: made on first use, read and written under notifier.mu
+	timer *time.Timer
+	// failed is the tally of the last failed attempt, and failedElapsed
+	// its time: the error a Lock returns is made from them only if it
+	// returns, so that a Lock that waits allocates nothing per attempt.
+	failed        tally
+	failedElapsed time.Duration
+	channels      []string // the release channels of the keys: made on first use, read and written under notifier.mu
 
 	// causes holds the causes (causeLook, causeShorten) that came since
 	// the last attempt began, and notify a token when one came: the

@@ -71,6 +71,7 @@ type notifier struct {
 // channelWaiters is what the notifier keeps of a channel while somebody
 // waits on it.
 type channelWaiters struct {
+	channel string   // its name, the key of notifier.waiters
 	mutexes []*Mutex // in the order they began to wait
 	release release  // the latest release announced on the channel
 
@@ -142,7 +143,7 @@ func (n *notifier) register(m *Mutex) bool {
 	for _, channel := range m.releasedChannels() {
 		waiters := n.waiters[channel]
 		if waiters == nil {
-			waiters = &channelWaiters{subscriptions: make([]subscriptionState, len(n.cannot))}
+			waiters = &channelWaiters{channel: channel, subscriptions: make([]subscriptionState, len(n.cannot))}
 			n.waiters[channel] = waiters
 			fresh = append(fresh, channel)
 		}
@@ -306,10 +307,10 @@ func (n *notifier) deliver(node int, push resp.Value) {
 	}
 	switch kind {
 	case "subscribe", "ssubscribe":
-		n.confirmed(node, string(channel), waiters)
+		n.confirmed(node, waiters.channel, waiters)
 		return
 	case "sunsubscribe":
-		n.unsubscribed(node, string(channel), waiters)
+		n.unsubscribed(node, waiters.channel, waiters)
 		return
 	}
 	var identity, first []byte
@@ -327,7 +328,7 @@ func (n *notifier) deliver(node int, push resp.Value) {
 		n.wakeFirstInLine(waiters, first)
 		return
 	}
-	n.wakeOne(string(channel), waiters, releaseHash(identity))
+	n.wakeOne(waiters.channel, waiters, releaseHash(identity))
 }
 
 // wakeFirstInLine wakes the fair lock's waiter that a release named the
