@@ -16,6 +16,19 @@ import (
 	"github.com/lockmux/lockmux/internal/workgroup"
 )
 
+// lockUnlockOf returns a Lock+Unlock cycle of m, which panics on an error:
+// AllocsPerRun takes a function without a testing.T.
+func lockUnlockOf(ctx context.Context, m *Mutex) func() {
+	return func() {
+		if err := m.Lock(ctx); err != nil {
+			panic(err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			panic(err)
+		}
+	}
+}
+
 // TestQuarantinedLockCycleDoesNotAllocate pins the zero-allocation claim
 // of a Lock+Unlock cycle with the quarantine on, whose votes are each
 // followed by a reading of the node's marker.
@@ -27,14 +40,7 @@ func TestQuarantinedLockCycleDoesNotAllocate(t *testing.T) {
 			ctx := context.Background()
 			require.NoError(t, client.TrustNodes(ctx))
 			m := client.NewMutex("allocs", MutexOptions{})
-			cycle := func() {
-				if err := m.Lock(ctx); err != nil {
-					panic(err)
-				}
-				if err := m.Unlock(ctx); err != nil {
-					panic(err)
-				}
-			}
+			cycle := lockUnlockOf(ctx, m)
 			cycle()
 			for node := range client.quarantine.nodes {
 				// The watcher's arming, on goroutines of its own, allocates.
@@ -56,14 +62,7 @@ func TestLockCycleDoesNotAllocate(t *testing.T) {
 			client := startCluster(t, n, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
 			ctx := context.Background()
 			m := client.NewMutex("allocs", MutexOptions{})
-			cycle := func() {
-				if err := m.Lock(ctx); err != nil {
-					panic(err)
-				}
-				if err := m.Unlock(ctx); err != nil {
-					panic(err)
-				}
-			}
+			cycle := lockUnlockOf(ctx, m)
 			cycle()
 			assert.Zero(t, testing.AllocsPerRun(100, cycle), "serial")
 
@@ -118,14 +117,7 @@ func TestLockCycleUnderACancellableContextDoesNotAllocate(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m := client.NewMutex("allocs", MutexOptions{})
-	cycle := func() {
-		if err := m.Lock(ctx); err != nil {
-			panic(err)
-		}
-		if err := m.Unlock(ctx); err != nil {
-			panic(err)
-		}
-	}
+	cycle := lockUnlockOf(ctx, m)
 	cycle()
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 }
@@ -226,14 +218,7 @@ func TestFairLockCycleDoesNotAllocate(t *testing.T) {
 	client := startCluster(t, 3, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
 	ctx := context.Background()
 	m := client.NewMutex("allocs:fair", MutexOptions{Fair: true})
-	cycle := func() {
-		if err := m.Lock(ctx); err != nil {
-			panic(err)
-		}
-		if err := m.Unlock(ctx); err != nil {
-			panic(err)
-		}
-	}
+	cycle := lockUnlockOf(ctx, m)
 	cycle()
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 }

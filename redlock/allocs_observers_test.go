@@ -23,14 +23,7 @@ func TestLockCycleWithObserversDoesNotAllocate(t *testing.T) {
 	})
 	ctx := context.Background()
 	m := client.NewMutex("allocs:observers", MutexOptions{})
-	cycle := func() {
-		if err := m.Lock(ctx); err != nil {
-			panic(err)
-		}
-		if err := m.Unlock(ctx); err != nil {
-			panic(err)
-		}
-	}
+	cycle := lockUnlockOf(ctx, m)
 	cycle()
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 	assert.Equal(t, first.events.Load(), second.events.Load())
