@@ -48,10 +48,11 @@ func (g *Group) NewRound() *Round {
 		followUpCalls: make([]conn.Call, n), followed: make([]bool, n)}
 }
 
-// SetFollowUp sets the command that FollowUp sends after the round's own.
-func (r *Round) SetFollowUp(arguments ...string) {
-	r.followUp.Reset()
-	r.followUp.Command = resp.AppendCommand(r.followUp.Command, arguments...)
+// SetFollowUp sets the command that FollowUp sends after the round's own:
+// script, called by its SHA1 with key as its one key.
+func (r *Round) SetFollowUp(script *Script, key string) {
+	r.followUp.SetScript(script.script, 1, 0)
+	r.followUp.Command = resp.AppendBulkString(r.followUp.Command, key)
 }
 
 // FollowUpReply returns server node's reply to the follow-up command of

@@ -17,9 +17,10 @@ import (
 var allScripts = scriptsBySHA()
 
 // scriptsBySHA returns the scripts of the protocol table's rows sent by
-// their SHA1, and the count of a Semaphore's free permits.
+// their SHA1, the count of a Semaphore's free permits, and the reading of
+// the marker that follows a vote.
 func scriptsBySHA() []*mux.Script {
-	scripts := []*mux.Script{permitsFreeLua}
+	scripts := []*mux.Script{permitsFreeLua, markerLua}
 	for _, row := range protocol {
 		if row.script != nil && !row.eval && !slices.Contains(scripts, row.script) {
 			scripts = append(scripts, row.script)

@@ -26,6 +26,15 @@ var epochScript string
 // connection, off the fast path.
 var epochLua = newScript(epochScript)
 
+// markerScript reads a node's marker and replication ID after a vote, on
+// the same connection (see quarantine.judge).
+//
+//go:embed scripts/marker.lua
+var markerScript string
+
+// markerLua is markerScript, sent by its SHA1.
+var markerLua = newScript(markerScript)
+
 // epochKey is the key of a node's epoch marker, which the doctor shares.
 // It has no TTL.
 const epochKey = naming.EpochKey
@@ -53,8 +62,10 @@ type quarantine struct {
 type quarantineNode struct {
 	pending atomic.Bool  // its marker was not read since it connected
 	until   atomic.Int64 // the end of its quarantine, in nanoseconds from origin
-	// marker is the marker its last reading left: a vote counts only when
-	// the node still holds it just after the vote (judge).
+	// marker is what its last reading left: a vote counts only when the
+	// node still holds it just after the vote (judge).
+	// It is "MARKER/REPLID", as markerLua answers: the marker names the
+	// server's replication ID at that reading.
 	marker atomic.Pointer[string]
 	// failure is why its last reading failed, when the node answered.
 	failure atomic.Pointer[error]
@@ -120,14 +131,18 @@ func (q *quarantine) judge(node int, round *mux.Round) error {
 	if excluded, left := q.excludes(node, round.Server(node)); excluded {
 		return q.errQuarantined(node, left)
 	}
-	if reply, sent, err := round.FollowUpReply(node); sent {
-		marker := q.nodes[node].marker.Load()
-		if err != nil || marker == nil || reply.Type != resp.TypeBulkString || string(reply.Str) != *marker {
-			q.connected(node) // read it again before the node's next vote
-			return errMarkerChanged
-		}
+	if reply, sent, err := round.FollowUpReply(node); sent && (err != nil || !q.nodes[node].stillMarked(reply)) {
+		q.connected(node) // read it again before the node's next vote
+		return errMarkerChanged
 	}
 	return nil
+}
+
+// stillMarked reports whether reply, markerLua's after a vote, shows the
+// marker and the replication ID of the node's last reading.
+func (n *quarantineNode) stillMarked(reply resp.Value) bool {
+	read := n.marker.Load()
+	return read != nil && reply.Type == resp.TypeBulkString && string(reply.Str) == *read
 }
 
 // errQuarantined returns the error of node, whose vote did not count.
@@ -249,7 +264,12 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 			age := time.Duration(milliseconds) * time.Millisecond
 			n := &q.nodes[node]
 			if len(reply.Elems) == 2 {
+				// The marker names the server's replication ID, as the
+				// epoch script just checked it: "RUN_ID WRITTEN REPLID REWRITES".
 				marker := string(reply.Elems[1].Str)
+				if fields := strings.Fields(marker); len(fields) >= 3 {
+					marker += "/" + fields[2]
+				}
 				n.marker.Store(&marker)
 			}
 			// The marker's age was read after start: counting the rest of

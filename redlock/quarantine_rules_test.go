@@ -243,3 +243,46 @@ func cutFromLastNode(t *testing.T, nodes *cluster, options Options) *Client {
 	t.Cleanup(func() { client.Close() })
 	return client
 }
+
+// B reads node 1's marker; node 1 is made a replica of its own replica,
+// which has the same marker but not A's newest key, and promoted again,
+// while B's connection stays up (REPLICAOF closes none). The marker after
+// B's vote is the one B read: only the server's new replication ID tells
+// that the vote is a promoted replica's. (Found by the quarantine's model.)
+func TestQuarantineJudgesAVoteAfterADemotionOverAKeptConnection(t *testing.T) {
+	for name, protocol := range map[string]Protocol{"RESP2": ProtocolRESP2, "RESP3": ProtocolRESP3} {
+		t.Run(name, func(t *testing.T) {
+			nodes := trustedCluster(t)
+			ctx := context.Background()
+			options := Options{Quarantine: true, MaxTTL: 10 * time.Second, Protocol: protocol}
+			b := nodes.client(t, options)
+			other := b.NewMutex("other", MutexOptions{})
+			require.NoError(t, other.TryLock(ctx), "B reads every marker")
+			require.NoError(t, other.Unlock(ctx))
+
+			replica := redistest.Start(t, redistest.Options{})
+			follow(t, replica, nodes.servers[1], func() bool { return replica.Do(t, "GET", epochKey) != "(nil)" })
+			replica.Do(t, "REPLICAOF", "NO", "ONE")
+
+			a := cutFromLastNode(t, nodes, options)
+			require.NoError(t, a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).Lock(ctx), "A holds nodes 0 and 1")
+
+			follow(t, nodes.servers[1], replica, func() bool { return nodes.servers[1].Do(t, "GET", "ledger") == "(nil)" })
+			nodes.servers[1].Do(t, "REPLICAOF", "NO", "ONE")
+
+			err := b.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).TryLock(ctx)
+			require.ErrorIs(t, err, ErrNotAcquired, "B would hold the lock A holds")
+			assert.True(t, quarantined(err), "node 1 is quarantined: %v", err)
+		})
+	}
+}
+
+// follow makes server a replica of master and waits until its link is up
+// and synced says so.
+func follow(t *testing.T, server, master *redistest.Server, synced func() bool) {
+	t.Helper()
+	server.Do(t, "REPLICAOF", "127.0.0.1", strconv.Itoa(master.Port()))
+	require.Eventually(t, func() bool {
+		return infoField(t, server, "replication", "master_link_status") == "up" && synced()
+	}, 10*time.Second, 20*time.Millisecond, "%s follows %s", server.Addr(), master.Addr())
+}

@@ -27,7 +27,7 @@ func (m *Mutex) newNodeRound() *nodeRound {
 	r.tally.nodes = make([]nodeOutcome, c.group.Len())
 	r.tally.quarantine = c.quarantine
 	if c.quarantine != nil {
-		r.round.SetFollowUp("GET", epochKey) // a vote's node must still hold its marker (quarantine.judge)
+		r.round.SetFollowUp(markerLua, epochKey) // a vote's node must still hold its marker (quarantine.judge)
 	}
 	r.tally.keys = len(m.keys)
 	return r
