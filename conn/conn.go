@@ -62,6 +62,7 @@ type Conn struct {
 	readerDone    <-chan struct{}  // the Done channel of the reader's context, if any: once closed, a timeout is not the server's
 	watchedDone   <-chan struct{}  // the Done channel whose end interrupts the reader (see readForLocked)
 	stopWatching  func() bool      // undoes the registration for watchedDone
+	earlierDone   <-chan struct{}  // the Done channel of the previous reader's context: one two reads in a row use stays watched
 	readDeadline  time.Time        // the read deadline set on the socket
 	writeDeadline time.Time        // the write deadline set on the socket
 

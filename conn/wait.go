@@ -50,9 +50,12 @@ func (c *Conn) Wait(ctx context.Context, call *Call) {
 // A reader blocked in a system call is woken, when its context ends, by a
 // read deadline in the past (see interruptReader), set by a function
 // registered with context.AfterFunc.
-// A registration allocates, so the Conn keeps the last one: callers that
-// use one context for many calls, as a service does with a long-lived
-// context, register it once, and the fast path allocates nothing.
+// A registration allocates, so the Conn keeps the one of a context that
+// read after read reuses, as a service's long-lived context: its reads
+// allocate nothing. The registration of any other context is undone when
+// the read ends: a context made for one call ends soon after it, and its
+// registration would then start a goroutine that locks the Conn to
+// interrupt a reader long gone.
 func (c *Conn) readForLocked(ctx context.Context, call *Call) {
 	done := ctx.Done()
 	if done != nil && done != c.watchedDone {
@@ -65,6 +68,11 @@ func (c *Conn) readForLocked(ctx context.Context, call *Call) {
 	c.readerDone = done
 	c.readLocked(readerCaller, call)
 	c.readerDone = nil
+	if done != c.earlierDone && c.watchedDone == done && c.stopWatching != nil {
+		c.stopWatching()
+		c.watchedDone, c.stopWatching = nil, nil
+	}
+	c.earlierDone = done
 }
 
 // interruptReader wakes the reader whose context's Done channel is done,
