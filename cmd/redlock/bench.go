@@ -15,13 +15,11 @@ import (
 	"github.com/lockmux/lockmux/redlock"
 )
 
-// benchUnlockTimeout bounds one release of bench.
-const benchUnlockTimeout = time.Second
-
 // benchLockTimeout bounds one acquisition of bench. An acquisition in
 // flight when the run ends is not cancelled: a command abandoned at its
 // deadline closes its connection and fails the other workers' commands on
-// it, which would count as errors that only the stop caused.
+// it, which would count as errors that only the stop caused. A release
+// has no bound of its own: it is one round, which --node-timeout bounds.
 const benchLockTimeout = 5 * time.Second
 
 // errorPause is how long a worker of bench or demo waits after a failed
@@ -220,10 +218,11 @@ func workerKeys(worker, workers, keys int) []int {
 
 // benchWorker locks and unlocks its mutexes in turn until ctx ends.
 func benchWorker(ctx context.Context, mutexes []*redlock.Mutex, counters *benchCounters) {
+	calls := context.WithoutCancel(ctx) // the run's end stops the loop, not a call in flight
 	for i := 0; ctx.Err() == nil; i++ {
 		m := mutexes[i%len(mutexes)]
 		start := time.Now()
-		lockContext, cancelLock := context.WithTimeout(context.WithoutCancel(ctx), benchLockTimeout)
+		lockContext, cancelLock := context.WithTimeout(calls, benchLockTimeout)
 		err := m.Lock(lockContext)
 		cancelLock()
 		if err != nil {
@@ -234,19 +233,21 @@ func benchWorker(ctx context.Context, mutexes []*redlock.Mutex, counters *benchC
 			continue
 		}
 		locked := time.Now()
-		unlockContext, cancel := context.WithTimeout(context.WithoutCancel(ctx), benchUnlockTimeout)
-		err = m.Unlock(unlockContext)
-		cancel()
-		end := time.Now()
-		if err != nil {
+		if err := m.Unlock(calls); err != nil {
 			counters.fail(err)
 			continue
 		}
-		counters.lock.record(locked.Sub(start))
-		counters.unlock.record(end.Sub(locked))
-		counters.cycle.record(end.Sub(start))
-		counters.cycles.Add(1)
+		counters.cycleDone(start, locked, time.Now())
 	}
+}
+
+// cycleDone counts a cycle that started, held the lock from locked and
+// ended at the given times. It does not allocate.
+func (c *benchCounters) cycleDone(start, locked, end time.Time) {
+	c.lock.record(locked.Sub(start))
+	c.unlock.record(end.Sub(locked))
+	c.cycle.record(end.Sub(start))
+	c.cycles.Add(1)
 }
 
 // benchLatency is one latency summary in the JSON result, in microseconds.
