@@ -28,6 +28,8 @@ var spinChecks = []spinCheck{
 	{model: "lock.pml", defines: []string{"-DRESTART"}, safe: true},
 	{model: "lock.pml", defines: []string{"-DNO_DRIFT"}},
 	{model: "lock.pml", defines: []string{"-DRESTART", "-DNO_QUARANTINE"}},
+	{model: "semaphore.pml", safe: true},
+	{model: "semaphore.pml", defines: []string{"-DCOUNTING"}},
 }
 
 // panMemoryMegabytes bounds the memory of one verifier: a model whose
