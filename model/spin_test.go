@@ -41,6 +41,9 @@ var spinChecks = []spinCheck{
 	{model: "fence.pml", safe: true},
 	{model: "fence.pml", defines: []string{"-DNO_COMMIT"}},
 	{model: "fence.pml", defines: []string{"-DVOLATILE"}},
+	{model: "rwlock.pml", safe: true},
+	{model: "rwlock.pml", defines: []string{"-DREADERS_IGNORE_WRITER"}},
+	{model: "rwlock.pml", defines: []string{"-DWRITER_IGNORES_READERS"}},
 	{model: "semaphore.pml", safe: true},
 	{model: "semaphore.pml", defines: []string{"-DCOUNTING"}},
 }
