@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,11 +15,14 @@ import (
 
 // spinCheck is one run of SPIN on a model: safe is true when the check
 // must find no error in the whole bounded state space, false when it is
-// an unsafe switch that must give a counterexample.
+// an unsafe switch that must give a counterexample. A liveness check
+// looks for acceptance cycles of the model's LTL property under weak
+// fairness instead of safety violations.
 type spinCheck struct {
-	model   string
-	defines []string
-	safe    bool
+	model    string
+	defines  []string
+	safe     bool
+	liveness bool
 }
 
 // spinChecks lists every check: each model's safety configurations, and
@@ -44,6 +48,8 @@ var spinChecks = []spinCheck{
 	{model: "rwlock.pml", safe: true},
 	{model: "rwlock.pml", defines: []string{"-DREADERS_IGNORE_WRITER"}},
 	{model: "rwlock.pml", defines: []string{"-DWRITER_IGNORES_READERS"}},
+	{model: "fair.pml", safe: true, liveness: true},
+	{model: "fair.pml", defines: []string{"-DNO_LINE"}, liveness: true},
 	{model: "semaphore.pml", safe: true},
 	{model: "semaphore.pml", defines: []string{"-DCOUNTING"}},
 }
@@ -103,9 +109,16 @@ func (c spinCheck) run(t *testing.T) (string, bool) {
 	}
 	command("spin", append(append([]string{}, c.defines...), "-a", c.model)...)
 	// SAFETY: safety properties only; COLLAPSE: compressed states;
-	// MEMLIM: a bound on the verifier's memory.
-	command("gcc", "-w", "-O2", "-DSAFETY", "-DCOLLAPSE", "-DMEMLIM="+panMemoryMegabytes, "-o", "pan", "pan.c")
-	output := command("./pan", "-m100000")
+	// MEMLIM: a bound on the verifier's memory. A liveness check searches
+	// for acceptance cycles (-a) under weak fairness (-f).
+	compile := []string{"-w", "-O2", "-DSAFETY", "-DCOLLAPSE", "-DMEMLIM=" + panMemoryMegabytes, "-o", "pan", "pan.c"}
+	search := []string{"-m100000"}
+	if c.liveness {
+		compile = slices.DeleteFunc(compile, func(flag string) bool { return flag == "-DSAFETY" })
+		search = append(search, "-a", "-f")
+	}
+	command("gcc", compile...)
+	output := command("./pan", search...)
 	_, err = os.Stat(filepath.Join(dir, c.model+".trail"))
 	return output, err == nil
 }
@@ -127,7 +140,11 @@ func TestModels(t *testing.T) {
 				states = m[1]
 			}
 			if !check.safe {
-				if errorCount == 0 || !trail || !strings.Contains(output, "assertion violated") {
+				violation := "assertion violated"
+				if check.liveness {
+					violation = "acceptance cycle"
+				}
+				if errorCount == 0 || !trail || !strings.Contains(output, violation) {
 					t.Fatalf("the unsafe switch %v gave no counterexample (errors: %d, trail: %v):\n%s", check.defines, errorCount, trail, output)
 				}
 				t.Logf("counterexample found after %s states", states)
