@@ -151,7 +151,8 @@ func TestModels(t *testing.T) {
 				return
 			}
 			if errorCount != 0 {
-				t.Fatalf("the model violates its property (replay: spin %s -t -p %s):\n%s", strings.Join(check.defines, " "), check.model, output)
+				replay := strings.Join(append(append([]string{"spin"}, check.defines...), "-t", "-p", check.model), " ")
+				t.Fatalf("the model violates its property (replay: %s):\n%s", replay, output)
 			}
 			for _, incomplete := range []string{"max search depth too small", "reached -DMEMLIM bound", "hint: to reduce memory"} {
 				if strings.Contains(output, incomplete) {
