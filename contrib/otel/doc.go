@@ -48,7 +48,9 @@
 // The histograms advise the buckets of redlock.Histogram. No attribute of
 // a metric takes a lock's key or a node's address. The counters count the
 // events, so they start at zero when the Client is made, as its Stats do,
-// and agree with them.
+// and agree with them, but for an attempt found void because two addresses
+// reach one server (redlock.ErrDuplicateNode): Stats counts it, and no
+// event reports it.
 //
 // # Cost
 //
@@ -58,5 +60,12 @@
 //
 // # Concurrency
 //
-// An Observer is safe for concurrent use.
+// An Observer is safe for concurrent use. Its methods are called on the
+// goroutines of the Client's operations: give the TracerProvider a
+// batching span processor, not one that exports as each span ends.
+//
+// # Errors
+//
+// An Observer returns no errors. New fails only when the meter refuses to
+// make an instrument.
 package otel
