@@ -15,8 +15,9 @@
  *                    a promoted replica's restart trusts it as its own
  *   -DOLD_SAME       a marker with the server's own run_id trusted
  *                    whatever its replication ID and a promotion
- * Finding (gives a counterexample against the code as it is):
- *   -DKEPT_CONNECTION  B's connection survives a demotion and promotion
+ *   -DMARKER_ONLY    the read after a vote gives the marker alone, not the
+ *                    server's replication ID: a connection that survives a
+ *                    demotion and promotion keeps its verdict
  */
 
 #define TTL      3
@@ -58,7 +59,12 @@ bit  dropped = 0;        /* B's connection closed under a command */
 bit  granted = 0;
 bit  ready = 0;          /* the initial choices are made */
 
+/* marker.lua after a vote: the marker and the server's replication ID */
+#ifdef MARKER_ONLY
 #define markerIsCached (mrun == crun && mwritten == cwritten && mreplid == creplid && mrun != 0)
+#else
+#define markerIsCached (mrun == crun && mwritten == cwritten && mreplid == creplid && mrun != 0 && replid == creplid)
+#endif
 
 /* epoch.lua, run by a client whose connection found appendfsync always
  * when durableArg; the node's clock may read the marker's age DRIFT
@@ -218,20 +224,16 @@ active proctype World() {
 		pending = 1; dropped = 1 }
 	/* the master demoted and promoted again: it resynchronised from the
 	 * replica (a full sync: its keyspace replaced, a flush for tracking),
-	 * same run_id. B's connection closes: a Sentinel-served connection
-	 * closes on +switch-master or READONLY. With KEPT_CONNECTION it may
-	 * survive, as REPLICAOF closes no client's connection. */
+	 * same run_id. B's connection may close (a Sentinel-served one does,
+	 * on +switch-master or READONLY) or survive: REPLICAOF closes no
+	 * client's connection. */
 	:: atomic { faults < FAULTS -> faults++;
 		if :: key = 1 :: key = 0 fi;
 		mrun = rmrun; mwritten = rmwritten; mreplid = rmreplid; mdurable = rmdurable;
 		akey = key; arun = mrun; awritten = mwritten; areplid = mreplid; adurable = mdurable;
 		ids++; replid = ids; promoted = 1; lossSign = 1;
 		invalidation = 1;
-#ifdef KEPT_CONNECTION
 		if :: pending = 1; dropped = 1 :: skip fi
-#else
-		pending = 1; dropped = 1
-#endif
 	   }
 	od
 }

@@ -37,11 +37,7 @@ var spinChecks = []spinCheck{
 	{model: "quarantine.pml", defines: []string{"-DNO_FOLLOWUP"}},
 	{model: "quarantine.pml", defines: []string{"-DREPL_DURABLE"}},
 	{model: "quarantine.pml", defines: []string{"-DOLD_SAME"}},
-	// Not a switch but a finding in the code's protocol (model/README.md,
-	// "Findings"): a connection that survives a demotion and promotion
-	// keeps its verdict. When the code is fixed, the model follows it and
-	// this check moves to the safe ones.
-	{model: "quarantine.pml", defines: []string{"-DKEPT_CONNECTION"}},
+	{model: "quarantine.pml", defines: []string{"-DMARKER_ONLY"}},
 	{model: "fence.pml", safe: true},
 	{model: "fence.pml", defines: []string{"-DNO_COMMIT"}},
 	{model: "fence.pml", defines: []string{"-DVOLATILE"}},
