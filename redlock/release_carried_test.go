@@ -202,7 +202,10 @@ func TestCloseReportsReleasesItCouldNotConfirm(t *testing.T) {
 	redistest.RequireReal(t)
 	cluster := startCluster(t, 3, redistest.Options{})
 	observer := newUnconfirmedObserver()
-	client, err := New(cluster.addresses, Options{NodeTimeout: 100 * time.Millisecond, Observer: observer})
+	// Close lets a dial already under way go on within its timeout (the
+	// release may still land): the stalled node's connection may be in
+	// one when Close begins, so the dial timeout is short too.
+	client, err := New(cluster.addresses, Options{NodeTimeout: 100 * time.Millisecond, DialTimeout: 500 * time.Millisecond, Observer: observer})
 	require.NoError(t, err)
 	ctx := context.Background()
 	m := client.NewMutex("closing", MutexOptions{TTL: 30 * time.Second})
