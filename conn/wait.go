@@ -52,10 +52,11 @@ func (c *Conn) Wait(ctx context.Context, call *Call) {
 // registered with context.AfterFunc.
 // A registration allocates, so the Conn keeps the one of a context that
 // read after read reuses, as a service's long-lived context: its reads
-// allocate nothing. The registration of any other context is undone when
-// the read ends: a context made for one call ends soon after it, and its
-// registration would then start a goroutine that locks the Conn to
-// interrupt a reader long gone.
+// allocate nothing, whatever reads without a Done channel come between
+// (a release under context.Background). The registration of any other
+// context is undone when the read ends: a context made for one call ends
+// soon after it, and its registration would then start a goroutine that
+// locks the Conn to interrupt a reader long gone.
 func (c *Conn) readForLocked(ctx context.Context, call *Call) {
 	done := ctx.Done()
 	if done != nil && done != c.watchedDone {
@@ -68,6 +69,9 @@ func (c *Conn) readForLocked(ctx context.Context, call *Call) {
 	c.readerDone = done
 	c.readLocked(readerCaller, call)
 	c.readerDone = nil
+	if done == nil {
+		return
+	}
 	if done != c.earlierDone && c.watchedDone == done && c.stopWatching != nil {
 		c.stopWatching()
 		c.watchedDone, c.stopWatching = nil, nil
