@@ -169,12 +169,16 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 			continue
 		}
 		call.CopyCommand(&round.call)
-		if plain, ok := node.(*conn.Conn); ok && round.FollowUp {
-			follow := &round.followUpCalls[i]
-			follow.CopyCommand(&round.followUp)
-			plain.SendFollowed(call, follow, deadline)
-			round.followed[i] = true
-		} else if node.Send(call, deadline) {
+		if round.FollowUp {
+			if plain, ok := node.(*conn.Conn); ok {
+				follow := &round.followUpCalls[i]
+				follow.CopyCommand(&round.followUp)
+				plain.SendFollowed(call, follow, deadline)
+				round.followed[i] = true
+				continue
+			}
+		}
+		if node.Send(call, deadline) {
 			buffered = true
 		}
 	}

@@ -62,10 +62,10 @@ type quarantine struct {
 type quarantineNode struct {
 	pending atomic.Bool  // its marker was not read since it connected
 	until   atomic.Int64 // the end of its quarantine, in nanoseconds from origin
-	// marker is what its last reading left: a vote counts only when the
-	// node still holds it just after the vote (judge).
-	// It is "MARKER/REPLID", as markerLua answers: the marker names the
-	// server's replication ID at that reading.
+	// marker is what markerLua answers while the node's marker and
+	// replication ID stay as its last reading left them ("MARKER/REPLID",
+	// given by the epoch script): a vote counts only with that answer
+	// just after it (judge).
 	marker atomic.Pointer[string]
 	// failure is why its last reading failed, when the node answered.
 	failure atomic.Pointer[error]
@@ -264,13 +264,8 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 			age := time.Duration(milliseconds) * time.Millisecond
 			n := &q.nodes[node]
 			if len(reply.Elems) == 2 {
-				// The marker names the server's replication ID, as the
-				// epoch script just checked it: "RUN_ID WRITTEN REPLID REWRITES".
-				marker := string(reply.Elems[1].Str)
-				if fields := strings.Fields(marker); len(fields) >= 3 {
-					marker += "/" + fields[2]
-				}
-				n.marker.Store(&marker)
+				reading := string(reply.Elems[1].Str) // what marker.lua answers while nothing changes
+				n.marker.Store(&reading)
 			}
 			// The marker's age was read after start: counting the rest of
 			// the quarantine from start ends it no sooner than the node's.

@@ -26,7 +26,9 @@
 -- client whose connection found appendfsync always (the script cannot
 -- ask CONFIG), "" otherwise.
 -- Returns the marker's age in milliseconds (0 when it was just written)
--- and the marker as the keyspace holds it.
+-- and what marker.lua answers after a vote while nothing changed:
+-- "MARKER/REPLID", the marker as the keyspace holds it and the server's
+-- replication ID.
 pcall(redis.replicate_commands) -- before set_repl on Redis 6; a no-op on 7
 local server = redis.call("INFO", "server")
 local replication = redis.call("INFO", "replication")
@@ -75,8 +77,13 @@ local function kept()
   return (tonumber(string.match(server, "uptime_in_seconds:(%d+)")) or 0) * 1000
 end
 
+-- reading is what marker.lua answers while the marker and the server stay.
+local function reading(marker)
+  return marker .. "/" .. replid
+end
+
 if ARGV[1] == "trust" then
-  return {now, write(0)}
+  return {now, reading(write(0))}
 end
 local marker = redis.call("GET", KEYS[1])
 if marker then
@@ -90,8 +97,8 @@ if marker then
     if id ~= run_id or marker_replid ~= replid or (durable and tonumber(marker_rewrites) ~= rewrites) then
       marker = write(written)
     end
-    return {now - tonumber(written), marker}
+    return {now - tonumber(written), reading(marker)}
   end
 end
 local age = kept()
-return {age, write(now - age)}
+return {age, reading(write(now - age))}
