@@ -82,7 +82,8 @@ type Call struct {
 	waiting   bool // the owner is blocked in Wait; set with queue.setWaiting
 	abandoned bool // the owner stopped waiting before the reply came
 	retried   bool // the NOSCRIPT fallback was sent
-	followed  bool // SendFollowed sends another call behind it: Send leaves it in the buffer
+	followed  bool  // SendFollowed sends another call behind it: Send leaves it in the buffer
+	follow    *Call // the call SendFollowed sent behind this one; nil after a plain Send
 	sentAt    time.Time
 	deadline  time.Time
 	slot      int           // the call's slot in the Conn's queue, while it is queued

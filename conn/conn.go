@@ -253,6 +253,9 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	call.Latency = 0
 	call.retried = false
 	call.abandoned = false
+	if !call.followed {
+		call.follow = nil
+	}
 	call.sentAt = now
 	call.deadline = deadline
 	if c.link == nil && !c.closed && !c.options.NoDialOnSend {
@@ -318,7 +321,7 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 // the connection is up: follow's reply tells what the server held just
 // after it ran call. Each must then be given to Wait or Abandon.
 func (c *Conn) SendFollowed(call, follow *Call, deadline time.Time) {
-	call.followed = true
+	call.followed, call.follow = true, follow
 	c.Send(call, deadline)
 	call.followed = false
 	c.Send(follow, deadline)

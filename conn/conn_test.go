@@ -276,6 +276,21 @@ func TestScriptReplayNeverJumpsTheQueue(t *testing.T) {
 	assert.Equal(t, "v", string(do(t, c, "GET", "k").Str))
 }
 
+// A script call that meets NOSCRIPT with only its follow-up behind it is
+// replayed as EVAL, and the follow-up is read again after the replay: its
+// reply tells what the server held after the call ran.
+func TestFollowedScriptIsReplayedWithItsFollowUp(t *testing.T) {
+	c, call := flushedScriptCall(t)
+	follow := &conn.Call{Command: resp.AppendCommand(nil, "GET", "k")}
+	c.SendFollowed(call, follow, time.Now().Add(5*time.Second))
+	c.Wait(context.Background(), call)
+	c.Wait(context.Background(), follow)
+	require.NoError(t, call.Err)
+	require.NoError(t, follow.Err)
+	assert.Equal(t, int64(1), call.Reply.Int, "reply %s", call.Reply)
+	assert.Equal(t, "v", string(follow.Reply.Str), "the follow-up read the server before the replay")
+}
+
 // An abandoned script call that meets NOSCRIPT is never replayed: nobody
 // waits for it, and a replay could come after commands issued later.
 func TestAbandonedScriptCallIsNotReplayed(t *testing.T) {

@@ -283,18 +283,28 @@ func (c *Conn) handOffReadingLocked() {
 
 // deliverLocked completes the entry's call with value. When the server
 // does not know the call's script, the call is sent again as EVAL, but only
-// if nothing was issued on the connection after it: a replay must never
+// if nothing was issued on the connection after it but its follow-up
+// (SendFollowed), which is then sent again behind it: a replay must never
 // run after a command issued later (a release, say, of what it would
 // acquire). Otherwise the NOSCRIPT error is the call's reply, and the
 // script is loaded again for the calls to come.
 func (c *Conn) deliverLocked(entry pending, value resp.Value) {
 	call := entry.call
 	if call.isNoScript(value) {
-		if c.pending.len() == 0 {
+		onlyFollowUp := c.pending.len() == 1 && call.follow != nil && c.pending.find(call.follow) != nil
+		if c.pending.len() == 0 || onlyFollowUp {
 			call.retried = true
 			entry.deadline = time.Now().Add(entry.span)
 			c.pending.push(entry)
 			c.writeBuffer = call.appendEval(c.writeBuffer)
+			if onlyFollowUp {
+				// The follow-up read the server before the replay: its
+				// reply is dropped, and it is sent again behind the replay.
+				followEntry := *c.pending.detach(call.follow)
+				followEntry.call, followEntry.deadline = call.follow, entry.deadline
+				c.pending.push(followEntry)
+				c.writeBuffer = append(c.writeBuffer, call.follow.Command...)
+			}
 			if !c.flushing {
 				c.flushLocked()
 			}
