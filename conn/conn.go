@@ -103,6 +103,10 @@ type link struct {
 	// fsyncAlways is set when the handshake, asked to (AskPersistence),
 	// found appendfsync always.
 	fsyncAlways bool
+	// pushes are the push commands whose answers are still to come, and
+	// refusal the text of the first refusal read while nobody listened.
+	pushes  pushCommands
+	refusal []byte
 }
 
 // New returns a Conn for the address, in one of the forms ParseAddress

@@ -20,6 +20,7 @@ func (c *Conn) SendPush(command []byte) bool {
 	if c.closed || c.link == nil || c.link.protocol != ProtocolRESP3 {
 		return false
 	}
+	c.link.pushes.written(command, c.pending.len())
 	c.writeBuffer = append(c.writeBuffer, command...)
 	if !c.flushing {
 		c.flushLocked()
@@ -64,6 +65,10 @@ func (c *Conn) Listen(ctx context.Context, refused func(resp.Value)) error {
 	stop := context.AfterFunc(ctx, func() { c.interruptReader(done) })
 	defer stop()
 	c.refused, c.readerDone = refused, done
+	if text := c.link.refusal; text != nil && refused != nil {
+		c.link.refusal = nil
+		refused(resp.Value{Type: resp.TypeError, Str: text}) // it must not call back into the Conn
+	}
 	err := c.readLocked(readerListener, nil)
 	c.refused, c.readerDone = nil, nil
 	if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package conn_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,4 +51,32 @@ func TestSendPushNeedsRESP3(t *testing.T) {
 	c := newConn(t, server.Addr(), conn.Options{Protocol: conn.ProtocolRESP2})
 	assert.False(t, c.SendPush(resp.AppendCommand(nil, "SUBSCRIBE", "news")))
 	assert.Equal(t, "ok", string(do(t, c, "ECHO", "ok").Str), "nothing was sent")
+}
+
+// A push command that the server refuses, followed at once by a call: the
+// refusal goes to Listen's handler, and the call gets its own reply, on a
+// connection that stays up.
+func TestRefusedPushCommandIsNotTakenForTheNextCallsReply(t *testing.T) {
+	redistest.RequireReal(t)
+	server := redistest.Start(t, redistest.Options{ACLUsers: []string{"nochannels on >pw ~* +@all resetchannels"}})
+	c := newConn(t, server.Addr(), conn.Options{Username: "nochannels", Password: "pw", OnPush: func(resp.Value) error { return nil }})
+	refusals := make(chan string, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	listened := make(chan error, 1)
+	go func() {
+		listened <- c.Listen(ctx, func(refusal resp.Value) { refusals <- string(resp.ErrorCode(refusal.Str)) })
+	}()
+	for range 20 {
+		require.True(t, c.SendPush(resp.AppendCommand(nil, "SUBSCRIBE", "news", "sports")))
+		require.Equal(t, "pong", string(do(t, c, "ECHO", "pong").Str), "the call's own reply")
+		select {
+		case code := <-refusals:
+			require.Equal(t, "NOPERM", code)
+		case <-time.After(5 * time.Second):
+			require.Fail(t, "the refusal was not reported")
+		}
+	}
+	cancel()
+	require.ErrorIs(t, <-listened, context.Canceled, "the connection stayed up")
 }

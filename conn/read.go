@@ -93,12 +93,10 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 			}
 			continue
 		}
-		if role == readerListener && c.refused != nil && value.IsError() && c.pending.len() == 0 {
-			// A push command refused: see Listen.
-			refused := c.refused
-			c.mu.Unlock()
-			refused(value)
-			c.mu.Lock()
+		if link.pushes.answersNext() || (role == readerListener && value.IsError() && c.pending.len() == 0) {
+			if err := c.takeRefusalLocked(link, value); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := c.takeReplyLocked(link, value); err != nil {
@@ -134,6 +132,7 @@ func (c *Conn) takePushLocked(link *link, value resp.Value) error {
 		c.failLinkLocked(link, err)
 		return err
 	}
+	link.pushes.pushed(value)
 	if onPush := c.options.OnPush; onPush != nil {
 		c.mu.Unlock()
 		err := onPush(value)
@@ -143,6 +142,29 @@ func (c *Conn) takePushLocked(link *link, value resp.Value) error {
 			c.failLinkLocked(link, err)
 			return err
 		}
+	}
+	return nil
+}
+
+// takeRefusalLocked takes value as the answer of the oldest push command
+// (see SendPush): an error is its refusal, handed to Listen's handler, or
+// kept for the next Listen when none listens; any other reply fails the
+// link.
+func (c *Conn) takeRefusalLocked(link *link, value resp.Value) error {
+	if !value.IsError() {
+		err := fmt.Errorf("%w: a reply arrived for a push command", ErrUnexpectedReply)
+		c.failLinkLocked(link, err)
+		return err
+	}
+	if link.pushes.answersNext() {
+		link.pushes.drop()
+	}
+	if refused := c.refused; refused != nil {
+		c.mu.Unlock()
+		refused(value)
+		c.mu.Lock()
+	} else if link.refusal == nil {
+		link.refusal = append([]byte(nil), value.Str...) // for the next Listen
 	}
 	return nil
 }
@@ -173,6 +195,7 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 		c.failLinkLocked(link, err)
 		return err
 	}
+	link.pushes.replyTaken()
 	if entry.carry {
 		c.carriedDoneLocked()
 	}
@@ -234,6 +257,10 @@ func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 			return
 		case value.Type == resp.TypePush:
 			if c.takePushLocked(link, value) != nil {
+				return
+			}
+		case link.pushes.answersNext():
+			if c.takeRefusalLocked(link, value) != nil {
 				return
 			}
 		case unsent != nil && c.pending.at(0).call == unsent:
