@@ -36,7 +36,7 @@ func BenchmarkClusterMember(b *testing.B) {
 	}
 	for _, member := range members {
 		b.Run("member="+member.name, func(b *testing.B) {
-			client, err := redlock.New([]string{member.address(b)}, redlock.Options{Quarantine: true, MaxTTL: lockTTL})
+			client, err := redlock.New([]string{member.address(b)}, redlock.Options{MaxTTL: lockTTL})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -79,9 +79,9 @@ type Call struct {
 	// The fields below are guarded by the mutex of the Conn the call was
 	// sent on.
 	state     callState
-	waiting   bool // the owner is blocked in Wait; set with queue.setWaiting
-	abandoned bool // the owner stopped waiting before the reply came
-	retried   bool // the NOSCRIPT fallback was sent
+	waiting   bool  // the owner is blocked in Wait; set with queue.setWaiting
+	abandoned bool  // the owner stopped waiting before the reply came
+	retried   bool  // the NOSCRIPT fallback was sent
 	followed  bool  // SendFollowed sends another call behind it: Send leaves it in the buffer
 	follow    *Call // the call SendFollowed sent behind this one; nil after a plain Send
 	sentAt    time.Time

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,9 +52,16 @@ var minimalACL = []aclPart{
 	{name: "+info", words: []string{"+info"}},
 }
 
+// quarantineACL are the parts the quarantine needs besides minimalACL: the
+// epoch markers' keys, and TIME for the scripts that write them.
+var quarantineACL = []aclPart{
+	{name: "epoch markers", words: []string{naming.EpochKeysRule}},
+	{name: "+time", words: []string{"+time"}},
+}
+
 // documentedACL is the rule as docs/acl.md gives it, for lock keys
 // matching orders:*, with a password.
-const documentedACL = "ACL SETUSER locker reset on >PASSWORD ~orders:* resetchannels &" + naming.ReleasedChannelPrefix + "orders:* " +
+const documentedACL = "ACL SETUSER locker reset on >PASSWORD ~orders:* " + naming.EpochKeysRule + " resetchannels &" + naming.ReleasedChannelPrefix + "orders:* " +
 	naming.UserCommandsRule
 
 // The operations every experiment runs, in this order.
@@ -133,7 +141,7 @@ const waitTimeout = 3 * time.Second
 
 func (e aclExperiment) client(options Options) *Client {
 	options.Username, options.Password = e.options.Username, e.options.Password
-	options.Protocol = e.options.Protocol
+	options.Protocol, options.Quarantine = e.options.Protocol, e.options.Quarantine
 	client, err := New([]string{e.server.Addr()}, options)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { client.Close() })
@@ -165,7 +173,7 @@ func (e aclExperiment) lockAndUnlock(ctx context.Context, client *Client, keys .
 	if len(keys) == 0 {
 		keys = []string{"orders:1"}
 	}
-	m := client.NewMutex(keys[0], MutexOptions{TTL: time.Minute, Keys: keys[1:]})
+	m := client.NewMutex(keys[0], MutexOptions{TTL: 10 * time.Second, Keys: keys[1:]})
 	if err := m.TryLock(ctx); err != nil {
 		return err
 	}
@@ -173,7 +181,7 @@ func (e aclExperiment) lockAndUnlock(ctx context.Context, client *Client, keys .
 }
 
 func (e aclExperiment) extend(ctx context.Context, client *Client) error {
-	m := client.NewMutex("orders:2", MutexOptions{TTL: time.Minute})
+	m := client.NewMutex("orders:2", MutexOptions{TTL: 10 * time.Second})
 	if err := m.TryLock(ctx); err != nil {
 		return err
 	}
@@ -200,12 +208,12 @@ func (e aclExperiment) renew(ctx context.Context, client *Client, observer *aclO
 // outside, or the report that the node cannot watch the hold's keys.
 func (e aclExperiment) watch(ctx context.Context) error {
 	observer := newACLObserver()
-	m := e.client(Options{Observer: observer}).NewMutex("orders:w", MutexOptions{TTL: time.Minute, AutoExtend: true})
+	m := e.client(Options{Observer: observer}).NewMutex("orders:w", MutexOptions{TTL: 10 * time.Second, AutoExtend: true})
 	if err := m.TryLock(ctx); err != nil {
 		return err
 	}
 	defer m.Unlock(ctx)
-	if reply := e.server.Do(e.t, "PEXPIRE", "orders:w", "30000"); reply != "1" {
+	if reply := e.server.Do(e.t, "PEXPIRE", "orders:w", "5000"); reply != "1" {
 		return fmt.Errorf("PEXPIRE answered %s", reply)
 	}
 	waitContext, cancel := context.WithTimeout(ctx, waitTimeout)
@@ -226,11 +234,11 @@ func (e aclExperiment) watch(ctx context.Context) error {
 
 // resume takes a hold over, by its token, in another Client.
 func (e aclExperiment) resume(ctx context.Context, client *Client) error {
-	holder := client.NewMutex("orders:4", MutexOptions{TTL: time.Minute})
+	holder := client.NewMutex("orders:4", MutexOptions{TTL: 10 * time.Second})
 	if err := holder.TryLock(ctx); err != nil {
 		return err
 	}
-	resumed := e.client(Options{}).NewMutex("orders:4", MutexOptions{TTL: time.Minute, Token: holder.Token()})
+	resumed := e.client(Options{}).NewMutex("orders:4", MutexOptions{TTL: 10 * time.Second, Token: holder.Token()})
 	if err := resumed.TryLock(ctx); err != nil {
 		holder.Unlock(ctx)
 		return err
@@ -239,7 +247,7 @@ func (e aclExperiment) resume(ctx context.Context, client *Client) error {
 }
 
 func (e aclExperiment) fencing(ctx context.Context, client *Client) error {
-	m := client.NewMutex("orders:7", MutexOptions{TTL: time.Minute, Fencing: true})
+	m := client.NewMutex("orders:7", MutexOptions{TTL: 10 * time.Second, Fencing: true})
 	if err := m.TryLock(ctx); err != nil {
 		return err
 	}
@@ -260,7 +268,7 @@ func (e aclExperiment) duplicate(ctx context.Context) error {
 	client, err := New([]string{e.server.Addr(), "localhost:" + port}, Options{Username: e.options.Username, Password: e.options.Password})
 	require.NoError(e.t, err)
 	defer client.Close()
-	m := client.NewMutex("orders:9", MutexOptions{TTL: time.Minute})
+	m := client.NewMutex("orders:9", MutexOptions{TTL: 10 * time.Second})
 	err = m.TryLock(ctx)
 	switch {
 	case errors.Is(err, ErrDuplicateNode):
@@ -277,17 +285,17 @@ func (e aclExperiment) duplicate(ctx context.Context) error {
 // retries only every hour, and the holds last a minute: only a
 // notification can hand the lock over within waitTimeout.
 func (e aclExperiment) waits(ctx context.Context, client *Client) (first, second error) {
-	holder := client.NewMutex("orders:8", MutexOptions{TTL: time.Minute})
+	holder := client.NewMutex("orders:8", MutexOptions{TTL: 10 * time.Second})
 	if err := holder.TryLock(ctx); err != nil {
 		return err, err
 	}
 	observer := newACLObserver()
 	waiters := e.client(Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour})
-	firstWaiter := waiters.NewMutex("orders:8", MutexOptions{TTL: time.Minute})
+	firstWaiter := waiters.NewMutex("orders:8", MutexOptions{TTL: 10 * time.Second})
 	if first = e.handOver(ctx, holder, firstWaiter, observer); first != nil {
 		return first, fmt.Errorf("not run: %w", first)
 	}
-	secondWaiter := waiters.NewMutex("orders:8", MutexOptions{TTL: time.Minute})
+	secondWaiter := waiters.NewMutex("orders:8", MutexOptions{TTL: 10 * time.Second})
 	if second = e.handOver(ctx, firstWaiter, secondWaiter, observer); second != nil {
 		return nil, second
 	}
@@ -366,6 +374,11 @@ var (
 	notWatched = aclFailure{"keys not watched (ErrNotificationsUnavailable, ErrConfig)", func(err error) bool {
 		return errors.Is(err, ErrNotificationsUnavailable) && errors.Is(err, ErrConfig) && strings.Contains(err.Error(), "not watched")
 	}}
+	// quarantinedVotes: the nodes' epoch markers cannot be read, and
+	// their votes do not count.
+	quarantinedVotes = aclFailure{"quarantined (ErrNotAcquired, ErrQuarantined)", func(err error) bool {
+		return errors.Is(err, ErrNotAcquired) && quarantined(err)
+	}}
 	// duplicateUnnoticed: a Client over two addresses of one server does
 	// not say so.
 	duplicateUnnoticed = aclFailure{"ErrDuplicateNode not reported", func(err error) bool {
@@ -388,7 +401,7 @@ func everyLockOperation(failure aclFailure) map[string]aclFailure {
 // of the rule but the one named without, and extra words.
 func userRule(user, without string, extra ...string) []string {
 	arguments := []string{"ACL", "SETUSER", user, "reset", "on", ">pw"}
-	for _, part := range minimalACL {
+	for _, part := range slices.Concat(minimalACL, quarantineACL) {
 		if part.name != without {
 			arguments = append(arguments, part.words...)
 		}
@@ -416,7 +429,8 @@ func checkExperiment(t *testing.T, server *redistest.Server, options Options, fa
 
 // A user who holds the whole rule can use every operation, and a user who
 // lacks any one part of it loses what the table says: taking each part
-// away in turn shows that the rule holds nothing it does not need.
+// away in turn shows that the rule holds nothing it does not need. The
+// quarantine is off here: TestQuarantineACLParts covers its parts.
 func TestMinimalACLRule(t *testing.T) {
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{})
@@ -468,7 +482,39 @@ func TestMinimalACLRule(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			server.Do(t, "FLUSHALL")
+			trustServers(t, server)
 			user := "locker" + strconv.Itoa(i)
+			require.Equal(t, "OK", server.Do(t, userRule(user, tt.without)...))
+			checkExperiment(t, server, Options{Username: user, Password: "pw", Quarantine: QuarantineOff}, tt.failures)
+		})
+	}
+}
+
+// With the quarantine on (the default), a user who lacks the epoch
+// markers' keys, TIME or INFO cannot show that a node kept its keys: every
+// node's vote is quarantined.
+func TestQuarantineACLParts(t *testing.T) {
+	redistest.RequireReal(t)
+	server := redistest.Start(t, redistest.Options{})
+	trustServers(t, server)
+	withoutInfo := everyLockOperation(quarantinedVotes)
+	withoutInfo[operationDuplicate] = duplicateUnnoticed
+	tests := []struct {
+		without  string
+		failures map[string]aclFailure
+	}{
+		{without: "", failures: nil},
+		{without: "epoch markers", failures: everyLockOperation(quarantinedVotes)},
+		{without: "+time", failures: everyLockOperation(quarantinedVotes)},
+		{without: "+info", failures: withoutInfo},
+	}
+	for i, tt := range tests {
+		name := "the whole rule"
+		if tt.without != "" {
+			name = "without " + tt.without
+		}
+		t.Run(name, func(t *testing.T) {
+			user := "guarded" + strconv.Itoa(i)
 			require.Equal(t, "OK", server.Do(t, userRule(user, tt.without)...))
 			checkExperiment(t, server, Options{Username: user, Password: "pw"}, tt.failures)
 		})
@@ -480,7 +526,7 @@ func TestMinimalACLRule(t *testing.T) {
 // above: naming.UserCommandsRule, which the doctor checks, is this rule.
 func TestMinimalACLRuleAsTheDocsGiveIt(t *testing.T) {
 	var commands []string
-	for _, part := range minimalACL {
+	for _, part := range slices.Concat(minimalACL, quarantineACL) {
 		if strings.HasPrefix(part.name, "+") {
 			commands = append(commands, part.words...)
 		}
@@ -492,6 +538,7 @@ func TestMinimalACLRuleAsTheDocsGiveIt(t *testing.T) {
 
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{})
+	trustServers(t, server)
 	arguments := strings.Fields(strings.Replace(documentedACL, ">PASSWORD", ">pw", 1))
 	require.Equal(t, "OK", server.Do(t, arguments...))
 	checkExperiment(t, server, Options{Username: "locker", Password: "pw"}, nil)
@@ -511,8 +558,8 @@ func TestConditionalACLParts(t *testing.T) {
 		options  Options
 		refusal  error
 	}{
-		{name: "a database", part: "+select", database: "/1", refusal: ErrConfig},
-		{name: "RESP2", part: "+client|setname", options: Options{Protocol: ProtocolRESP2}, refusal: ErrConfig},
+		{name: "a database", part: "+select", database: "/1", options: Options{Quarantine: QuarantineOff}, refusal: ErrConfig},
+		{name: "RESP2", part: "+client|setname", options: Options{Protocol: ProtocolRESP2, Quarantine: QuarantineOff}, refusal: ErrConfig},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

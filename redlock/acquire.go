@@ -235,7 +235,7 @@ func (m *Mutex) begin(ctx context.Context) (begun time.Time, err error) {
 	}
 	if c.quarantine != nil {
 		begun = c.options.clock.Now()
-		c.quarantine.verify()
+		c.quarantine.verify(ctx)
 	}
 	return begun, nil
 }

@@ -36,18 +36,27 @@ func TestQuarantinedLockCycleDoesNotAllocate(t *testing.T) {
 	redistest.RequireReal(t)
 	for _, n := range []int{1, 3, 5} {
 		t.Run("N="+strconv.Itoa(n), func(t *testing.T) {
-			client := startCluster(t, n, redistest.Options{}).client(t, Options{Quarantine: true, NodeTimeout: 5 * time.Second})
+			client := startCluster(t, n, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
 			ctx := context.Background()
 			require.NoError(t, client.TrustNodes(ctx))
 			m := client.NewMutex("allocs", MutexOptions{})
 			cycle := lockUnlockOf(ctx, m)
 			cycle()
-			for node := range client.quarantine.nodes {
-				// The watcher's arming, on goroutines of its own, allocates.
-				require.True(t, waitUntil(func() bool { return client.quarantine.nodes[node].armed.Load() > 0 }), "node %d armed", node)
-			}
+			waitArmed(t, client)
 			assert.Zero(t, testing.AllocsPerRun(100, cycle))
 		})
+	}
+}
+
+// waitArmed waits until the quarantine watches every node's marker: the
+// watcher's arming, on goroutines of its own, allocates.
+func waitArmed(t *testing.T, client *Client) {
+	t.Helper()
+	if client.quarantine == nil {
+		return
+	}
+	for node := range client.quarantine.nodes {
+		require.True(t, waitUntil(func() bool { return client.quarantine.nodes[node].armed.Load() > 0 }), "node %d armed", node)
 	}
 }
 
@@ -64,6 +73,7 @@ func TestLockCycleDoesNotAllocate(t *testing.T) {
 			m := client.NewMutex("allocs", MutexOptions{})
 			cycle := lockUnlockOf(ctx, m)
 			cycle()
+			waitArmed(t, client)
 			assert.Zero(t, testing.AllocsPerRun(100, cycle), "serial")
 
 			stop := make(chan struct{})
@@ -119,6 +129,7 @@ func TestLockCycleUnderACancellableContextDoesNotAllocate(t *testing.T) {
 	m := client.NewMutex("allocs", MutexOptions{})
 	cycle := lockUnlockOf(ctx, m)
 	cycle()
+	waitArmed(t, client)
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 }
 
@@ -163,12 +174,13 @@ func TestSemaphoreCycleDoesNotAllocate(t *testing.T) {
 	for range semaphore.Limit() {
 		cycle() // each slot's Mutex makes its round once
 	}
+	waitArmed(t, client)
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 
 	// Crowded: two of three slots held by another client, each Acquire
 	// wins the free one in one round over all three.
-	crowded := client.NewSemaphore("allocs:crowded", 3, MutexOptions{TTL: time.Hour})
-	holders := client.NewSemaphore("allocs:crowded", 3, MutexOptions{TTL: time.Hour})
+	crowded := client.NewSemaphore("allocs:crowded", 3, MutexOptions{TTL: 10 * time.Second})
+	holders := client.NewSemaphore("allocs:crowded", 3, MutexOptions{TTL: 10 * time.Second})
 	for range 2 {
 		permit, err := holders.TryAcquire(ctx)
 		require.NoError(t, err)
@@ -207,6 +219,7 @@ func TestRWMutexCyclesDoNotAllocate(t *testing.T) {
 	}
 	read()
 	write()
+	waitArmed(t, client)
 	assert.Zero(t, testing.AllocsPerRun(100, read), "RLock+RUnlock")
 	assert.Zero(t, testing.AllocsPerRun(100, write), "Lock+Unlock")
 }
@@ -220,5 +233,6 @@ func TestFairLockCycleDoesNotAllocate(t *testing.T) {
 	m := client.NewMutex("allocs:fair", MutexOptions{Fair: true})
 	cycle := lockUnlockOf(ctx, m)
 	cycle()
+	waitArmed(t, client)
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 }

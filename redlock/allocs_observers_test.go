@@ -25,6 +25,7 @@ func TestLockCycleWithObserversDoesNotAllocate(t *testing.T) {
 	m := client.NewMutex("allocs:observers", MutexOptions{})
 	cycle := lockUnlockOf(ctx, m)
 	cycle()
+	waitArmed(t, client)
 	assert.Zero(t, testing.AllocsPerRun(100, cycle))
 	assert.Equal(t, first.events.Load(), second.events.Load())
 }

@@ -55,7 +55,7 @@ type Client struct {
 	runIDs      map[string]string
 	duplicate   atomic.Pointer[error]
 	// quarantine keeps the nodes that may have lost keys out of the
-	// locks, with Options.Quarantine; nil without.
+	// locks; nil with QuarantineOff.
 	quarantine *quarantine
 }
 
@@ -63,7 +63,8 @@ type Client struct {
 // "host:port", "redis://[user:password@]host:port[/db]", "rediss://…"
 // (TLS), "unix:///path", or a Sentinel or Cluster member
 // ("redis-sentinel://…", "redis-cluster://…": see docs/deployments.md).
-// Options.Quarantine is on when a Sentinel or Cluster member is given.
+// The quarantine is on whatever Options.Quarantine says when a Sentinel
+// or Cluster member is given.
 // New never dials: the nodes are dialled when first used. It fails for
 // invalid options or addresses, and for an address given twice. Rejected
 // credentials and two addresses of one server are found later: they then
@@ -80,7 +81,7 @@ func New(addresses []string, options Options) (*Client, error) {
 		if mux.ServedBySentinel(address) || mux.IsCluster(address) {
 			// A failover is a restart whose data may lack the last writes:
 			// the quarantine is on for such a member, whatever the options.
-			options.Quarantine = true
+			options.Quarantine = QuarantineOn
 		}
 	}
 	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
@@ -94,7 +95,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	groupOptions.OnUnfinished = c.reportUnfinished
 	// A restart of a node that fsyncs every write is trusted at once
 	// (see quarantine.run): the handshake asks.
-	groupOptions.AskPersistence = options.Quarantine
+	groupOptions.AskPersistence = options.Quarantine == QuarantineOn
 	c.group, err = mux.New(addresses, groupOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
@@ -109,7 +110,7 @@ func New(addresses []string, options Options) (*Client, error) {
 			}
 		}
 	}
-	if c.options.Quarantine {
+	if c.options.Quarantine == QuarantineOn {
 		c.quarantine = newQuarantine(c)
 	}
 	return c, nil

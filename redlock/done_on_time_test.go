@@ -107,7 +107,7 @@ func TestResumedHoldIsRenewedBeforeItsValidityEnds(t *testing.T) {
 // acquirer's.
 func TestResumedHoldValidityFollowsTheRemainingTTL(t *testing.T) {
 	clock := newManualClock() // both holds start at the same reading
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock, MaxTTL: time.Minute})
 	first := client.NewMutex("k", MutexOptions{TTL: time.Minute})
 	require.NoError(t, first.Lock(context.Background()))
 
@@ -198,7 +198,7 @@ func TestDoneClosesBeforeUntilWhateverTheRenewalDoes(t *testing.T) {
 // observer.
 func TestDoneClosesBeforeUntilWhenAnExtensionShortensTheHold(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
-	first := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	first := nodes.client(t, Options{MaxTTL: time.Minute}).NewMutex("k", MutexOptions{TTL: time.Minute})
 	require.NoError(t, first.Lock(context.Background()))
 
 	observer := &blockingObserver{key: "k", blocked: make(chan struct{}), release: make(chan struct{})}
@@ -221,7 +221,7 @@ func TestDoneClosesBeforeUntilWhenAnExtensionShortensTheHold(t *testing.T) {
 func TestValidityFollowsAShorteningExtensionThatFailed(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startCluster(t, 3, redistest.Options{})
-	first := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	first := nodes.client(t, Options{MaxTTL: time.Minute}).NewMutex("k", MutexOptions{TTL: time.Minute})
 	require.NoError(t, first.Lock(context.Background()))
 	client := nodes.client(t, Options{NodeTimeout: 20 * time.Millisecond})
 	resumed := client.NewMutex("k", MutexOptions{TTL: time.Second, Token: first.Token()})

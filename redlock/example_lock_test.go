@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 )
 
@@ -15,21 +14,7 @@ import (
 // addresses and a function that stops them. Real deployments give the
 // addresses of independent Redis masters.
 func startNodes(n int) ([]string, func()) {
-	var addresses []string
-	var servers []*miniredis.Miniredis
-	for range n {
-		server := miniredis.NewMiniRedis()
-		if err := server.Start(); err != nil {
-			panic(err)
-		}
-		servers = append(servers, server)
-		addresses = append(addresses, server.Addr())
-	}
-	return addresses, func() {
-		for _, server := range servers {
-			server.Close()
-		}
-	}
+	return trustednodes.Start(n)
 }
 
 // Lock a resource across three nodes, work while holding it, unlock.

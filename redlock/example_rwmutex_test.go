@@ -21,7 +21,7 @@ func ExampleRWMutex() {
 	defer client.Close()
 
 	ctx := context.Background()
-	options := redlock.MutexOptions{TTL: 30 * time.Second}
+	options := redlock.MutexOptions{TTL: 10 * time.Second}
 	reader, other := client.NewRWMutex("catalog", options), client.NewRWMutex("catalog", options)
 	if err := reader.RLock(ctx); err != nil {
 		panic(err)

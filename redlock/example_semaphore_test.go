@@ -21,7 +21,7 @@ func ExampleSemaphore() {
 	defer client.Close()
 
 	ctx := context.Background()
-	exports := client.NewSemaphore("exports", 2, redlock.MutexOptions{TTL: 30 * time.Second})
+	exports := client.NewSemaphore("exports", 2, redlock.MutexOptions{TTL: 10 * time.Second})
 	first, err := exports.Acquire(ctx)
 	if err != nil {
 		panic(err)
@@ -57,7 +57,7 @@ func ExampleSemaphore_TryAcquireMany() {
 	defer client.Close()
 
 	ctx := context.Background()
-	pool := client.NewSemaphore("connections", 4, redlock.MutexOptions{TTL: 30 * time.Second})
+	pool := client.NewSemaphore("connections", 4, redlock.MutexOptions{TTL: 10 * time.Second})
 	permits, err := pool.TryAcquireMany(ctx, 3)
 	if err != nil {
 		panic(err)

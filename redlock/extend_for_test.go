@@ -15,7 +15,7 @@ import (
 // the validity follows it, longer or shorter than the Mutex's TTL.
 func TestExtendForSetsTheHoldsTTL(t *testing.T) {
 	redistest.RequireReal(t) // PTTL as redis-server counts it
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{MaxTTL: time.Minute})
 	ctx := context.Background()
 	m := client.NewMutex("report", MutexOptions{TTL: 2 * time.Second})
 	require.NoError(t, m.Lock(ctx))
@@ -63,7 +63,7 @@ func TestExtendForIsKeptByTheRenewal(t *testing.T) {
 func TestExtendForRefusesAnInvalidTTL(t *testing.T) {
 	client := startCluster(t, 1, redistest.Options{}).client(t, Options{})
 	ctx := context.Background()
-	m := client.NewMutex("refused", MutexOptions{TTL: time.Minute, AutoExtend: true})
+	m := client.NewMutex("refused", MutexOptions{TTL: 10 * time.Second, AutoExtend: true})
 	require.NoError(t, m.Lock(ctx))
 	until := m.Until()
 	for _, ttl := range []time.Duration{0, time.Millisecond, 100 * time.Millisecond, 2 * time.Hour} {

@@ -36,7 +36,7 @@ func TestFairLockServesWaitersInOrder(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	options := MutexOptions{TTL: time.Minute, Fair: true}
+	options := MutexOptions{TTL: 10 * time.Second, Fair: true}
 	holder := nodes.client(t, Options{}).NewMutex("turns", options)
 	require.NoError(t, holder.Lock(ctx))
 
@@ -76,7 +76,7 @@ func TestFairLockNewcomerWaitsForTheLine(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute, Fair: true}
+	options := MutexOptions{TTL: 10 * time.Second, Fair: true}
 	holder := nodes.client(t, Options{}).NewMutex("counter", options)
 	require.NoError(t, holder.Lock(ctx))
 	// The waiter hears of no release (RESP2) and retries every hour: it
@@ -113,7 +113,7 @@ func TestFairLockWaiterThatStoppedLeavesTheLine(t *testing.T) {
 		server.Do(t, "ZADD", "jobs"+naming.AliveKeySuffix, strconv.FormatInt((seconds+1)*1000+300, 10), "gone")
 	}
 	observer := &failedAttempts{failed: make(chan struct{}, 64)}
-	m := nodes.client(t, Options{Observer: observer}).NewMutex("jobs", MutexOptions{TTL: time.Minute, Fair: true})
+	m := nodes.client(t, Options{Observer: observer}).NewMutex("jobs", MutexOptions{TTL: 10 * time.Second, Fair: true})
 	require.NoError(t, m.Lock(ctx))
 	assert.NotEmpty(t, observer.failed, "the first attempt was refused: somebody was in line")
 	assert.Zero(t, inLine(t, nodes, "jobs"))
@@ -136,7 +136,7 @@ func TestFairLockTakesFences(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	options := MutexOptions{TTL: time.Minute, Fair: true, Fencing: true}
+	options := MutexOptions{TTL: 10 * time.Second, Fair: true, Fencing: true}
 	holder := nodes.client(t, Options{}).NewMutex("fenced-line", options)
 	require.NoError(t, holder.Lock(ctx))
 	first := holder.Fence()
@@ -167,7 +167,7 @@ func TestFairLockReleaseWakesTheFirstInLine(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	options := MutexOptions{TTL: time.Minute, Fair: true}
+	options := MutexOptions{TTL: 10 * time.Second, Fair: true}
 	holder := nodes.client(t, Options{}).NewMutex("ticket", options)
 	require.NoError(t, holder.Lock(ctx))
 	onEveryNode(t, nodes, "ticket")
@@ -210,7 +210,7 @@ func TestFairLockWaiterThatLostItsPlaceIsServedAgain(t *testing.T) {
 		running.Wait()
 	}()
 	const key = "paused"
-	options := MutexOptions{TTL: time.Minute, Fair: true}
+	options := MutexOptions{TTL: 10 * time.Second, Fair: true}
 	retryLate := Options{RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
 	holder := nodes.client(t, Options{}).NewMutex(key, options)
 	require.NoError(t, holder.Lock(ctx))

@@ -44,7 +44,7 @@ func TestFailedFenceCommitIsReported(t *testing.T) {
 		})
 		addresses = append(addresses, fake.Addr())
 	}
-	client, err := New(addresses, Options{})
+	client, err := New(addresses, Options{Quarantine: QuarantineOff}) // the fakes keep no markers
 	require.NoError(t, err)
 	defer client.Close()
 	err = client.NewMutex("committed", MutexOptions{Fencing: true}).TryLock(context.Background())

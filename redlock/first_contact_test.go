@@ -71,7 +71,7 @@ func TestFirstLockWaitsForNoStalledDial(t *testing.T) {
 	stalled.Blackhole()
 	addresses := append(slices.Clone(nodes.addresses[:4]), stalled.Addr())
 	// A dial that never ends: only its timeout would end it.
-	client, err := New(addresses, Options{Quarantine: true, DialTimeout: time.Hour})
+	client, err := New(addresses, Options{DialTimeout: time.Hour})
 	require.NoError(t, err)
 	m := client.NewMutex("first-contact", MutexOptions{TTL: 10 * time.Second})
 	result := make(chan error, 1)
@@ -103,7 +103,7 @@ func BenchmarkFirstContact(b *testing.B) {
 	stalled.Blackhole()
 	withStalled := append(slices.Clone(nodes.addresses[:4]), stalled.Addr())
 	ctx := context.Background()
-	newClient := func(b *testing.B, addresses []string, quarantine bool) *Client {
+	newClient := func(b *testing.B, addresses []string, quarantine QuarantineMode) *Client {
 		client, err := New(addresses, Options{Quarantine: quarantine})
 		if err != nil {
 			b.Fatal(err)
@@ -112,27 +112,27 @@ func BenchmarkFirstContact(b *testing.B) {
 	}
 	b.Run("connect", func(b *testing.B) {
 		for b.Loop() {
-			client := newClient(b, nodes.addresses, true)
+			client := newClient(b, nodes.addresses, QuarantineOn)
 			client.group.Connect(ctx)
 			client.Close()
 		}
 	})
 	b.Run("connect+markers", func(b *testing.B) {
 		for b.Loop() {
-			client := newClient(b, nodes.addresses, true)
-			client.quarantine.verify()
+			client := newClient(b, nodes.addresses, QuarantineOn)
+			client.quarantine.verify(context.Background())
 			client.Close()
 		}
 	})
 	for _, bench := range []struct {
 		name       string
 		addresses  []string
-		quarantine bool
+		quarantine QuarantineMode
 	}{
-		{"trylock/quarantine=off", nodes.addresses, false},
-		{"trylock/quarantine=on", nodes.addresses, true},
-		{"trylock/quarantine=off/stalled-node", withStalled, false},
-		{"trylock/quarantine=on/stalled-node", withStalled, true},
+		{"trylock/quarantine=off", nodes.addresses, QuarantineOff},
+		{"trylock/quarantine=on", nodes.addresses, QuarantineOn},
+		{"trylock/quarantine=off/stalled-node", withStalled, QuarantineOff},
+		{"trylock/quarantine=on/stalled-node", withStalled, QuarantineOn},
 	} {
 		b.Run(bench.name, func(b *testing.B) {
 			// No Unlock: Close would wait, up to the dial timeout, for the

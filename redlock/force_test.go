@@ -19,11 +19,11 @@ func TestForceReleaseEndsTheHoldAndWakesAWaiter(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	holder := nodes.client(t, Options{}).NewMutex("stuck", MutexOptions{TTL: time.Minute})
+	holder := nodes.client(t, Options{}).NewMutex("stuck", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, holder.Lock(ctx))
 	onEveryNode(t, nodes, "stuck")
 	observer := &failedAttempts{failed: make(chan struct{}, 64)}
-	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("stuck", MutexOptions{TTL: time.Minute})
+	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("stuck", MutexOptions{TTL: 10 * time.Second})
 	locked := make(chan error, 1)
 	go func() { locked <- waiter.Lock(ctx) }()
 	<-observer.failed

@@ -19,7 +19,7 @@ func TestMetadataIsStoredWithTheHold(t *testing.T) {
 	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
 	ctx := context.Background()
 	const metadata = "host-7 pid 4242 nightly export"
-	m := client.NewMutex("reports", MutexOptions{TTL: time.Minute, Metadata: metadata})
+	m := client.NewMutex("reports", MutexOptions{TTL: 10 * time.Second, Metadata: metadata})
 	require.NoError(t, m.Lock(ctx))
 	token := m.Token()
 	assert.NotContains(t, token, " ", "Token is the token alone")
@@ -31,9 +31,9 @@ func TestMetadataIsStoredWithTheHold(t *testing.T) {
 	require.NoError(t, m.Extend(ctx))
 
 	other := nodesClient(t, client)
-	without := other.NewMutex("reports", MutexOptions{TTL: time.Minute, Token: token, MaxTries: 1})
+	without := other.NewMutex("reports", MutexOptions{TTL: 10 * time.Second, Token: token, MaxTries: 1})
 	require.ErrorIs(t, without.Lock(ctx), ErrNotAcquired, "the token alone is not the keys' value")
-	resumed := other.NewMutex("reports", MutexOptions{TTL: time.Minute, Token: token, Metadata: metadata})
+	resumed := other.NewMutex("reports", MutexOptions{TTL: 10 * time.Second, Token: token, Metadata: metadata})
 	require.NoError(t, resumed.TryLock(ctx), "the token and the metadata resume the hold")
 	assert.Equal(t, metadata, resumed.Metadata())
 	require.NoError(t, resumed.Unlock(ctx))

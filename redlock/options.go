@@ -40,6 +40,20 @@ const (
 	ProtocolRESP3 = mux.ProtocolRESP3
 )
 
+// QuarantineMode says whether a Client keeps nodes that may have lost
+// keys out of the locks, for Options.Quarantine.
+type QuarantineMode int
+
+// Values of Options.Quarantine.
+const (
+	// QuarantineOn keeps a node that may have lost keys out of the votes
+	// for MaxTTL: the default.
+	QuarantineOn QuarantineMode = iota
+	// QuarantineOff counts every node's vote: a node that restarts
+	// without its data can give a held lock to a second client.
+	QuarantineOff
+)
+
 // Defaults and limits of MutexOptions. A zero field of MutexOptions means
 // its default.
 const (
@@ -102,14 +116,14 @@ type Options struct {
 
 	// Quarantine keeps a node that may have lost keys (a restart, a
 	// promotion, a flush) out of every lock for MaxTTL and its drift
-	// allowance, counted from its epoch marker, the key lockmux:epoch. Its
-	// votes do not count (ErrQuarantined); its releases do. Off by default;
-	// always on for Sentinel and Cluster members. docs/deployments.md gives
-	// the rules, and the nodes that vote at once.
-	Quarantine bool
+	// allowance: its votes do not count (ErrQuarantined); its releases do.
+	// On by default (QuarantineOn, the zero value); QuarantineOff turns it
+	// off, except for Sentinel and Cluster members. docs/deployments.md
+	// gives the rules.
+	Quarantine QuarantineMode
 
-	// MaxTTL is the longest TTL any client of these nodes uses, with
-	// Quarantine: a node whose epoch marker is younger than MaxTTL and its
+	// MaxTTL is the longest TTL any client of these nodes uses: with the
+	// quarantine on, a node whose epoch marker is younger than MaxTTL and its
 	// drift allowance may have lost a key that is still valid. A Mutex
 	// with a longer TTL, or an ExtendFor beyond it, is refused with
 	// ErrInvalidOptions. Zero means DefaultTTL.
@@ -147,7 +161,7 @@ type MutexOptions struct {
 	// millisecond. Zero means DefaultTTL (10 s). It must be at least MinTTL
 	// and exceed the drift allowance (TTL·DriftFactor + 2 ms). With
 	// AutoExtend, and in Client.Do, it must last five Options.NodeTimeout
-	// (250 ms by default); with Options.Quarantine, at most Options.MaxTTL.
+	// (250 ms by default); with the quarantine on, at most Options.MaxTTL.
 	// Otherwise the Mutex is refused with ErrInvalidOptions.
 	TTL time.Duration
 
@@ -246,6 +260,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, invalidOption("Options.DriftFactor", o.DriftFactor, "is not in [0, 1)")
 	case o.Protocol != ProtocolAuto && o.Protocol != ProtocolRESP2 && o.Protocol != ProtocolRESP3:
 		return o, invalidOption("Options.Protocol", o.Protocol, "is not 0, 2 or 3")
+	case o.Quarantine != QuarantineOn && o.Quarantine != QuarantineOff:
+		return o, invalidOption("Options.Quarantine", o.Quarantine, "is not QuarantineOn or QuarantineOff")
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = defaultDialTimeout
@@ -303,7 +319,7 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "is below MinTTL ("+MinTTL.String()+")")
 	case validity(o.TTL, 0, client.DriftFactor) <= 0:
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "does not exceed the drift allowance ("+drift(o.TTL, client.DriftFactor).String()+")")
-	case client.Quarantine && o.TTL > client.MaxTTL:
+	case client.Quarantine == QuarantineOn && o.TTL > client.MaxTTL:
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "exceeds Options.MaxTTL ("+client.MaxTTL.String()+"), which the quarantine relies on")
 	case o.AutoExtend && o.TTL < nodeTimeoutsPerTTL*client.NodeTimeout:
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "of a renewed hold is shorter than five node timeouts (Options.NodeTimeout "+client.NodeTimeout.String()+")")

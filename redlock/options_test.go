@@ -168,6 +168,7 @@ func TestMutexOptionsWithDefaults(t *testing.T) {
 		},
 		{
 			name:    "default max hold is at least the TTL",
+			client:  Options{MaxTTL: 2 * time.Hour},
 			options: MutexOptions{TTL: 2 * time.Hour},
 			check: func(t *testing.T, options MutexOptions) {
 				assert.Equal(t, 2*time.Hour, options.MaxHold)
@@ -217,7 +218,7 @@ func TestMutexOptionsWithDefaults(t *testing.T) {
 		{name: "negative max hold", options: MutexOptions{MaxHold: -time.Second}, err: "MutexOptions.MaxHold -1s is negative"},
 		{name: "renewed TTL shorter than five node timeouts", options: MutexOptions{TTL: 249 * time.Millisecond, AutoExtend: true},
 			err: "MutexOptions.TTL 249ms of a renewed hold is shorter than five node timeouts (Options.NodeTimeout 50ms)"},
-		{name: "max hold shorter than the TTL", options: MutexOptions{TTL: time.Minute, MaxHold: time.Second}, err: "MutexOptions.MaxHold 1s is shorter than TTL (1m0s)"},
+		{name: "max hold shorter than the TTL", options: MutexOptions{TTL: 10 * time.Second, MaxHold: time.Second}, err: "MutexOptions.MaxHold 1s is shorter than TTL (10s)"},
 		{name: "negative retry minimum", options: MutexOptions{RetryDelayMin: -1}, err: "MutexOptions.RetryDelayMin -1ns is negative"},
 		{name: "retry minimum above maximum", options: MutexOptions{RetryDelayMin: 2, RetryDelayMax: 1}, err: "MutexOptions.RetryDelayMin 2ns exceeds RetryDelayMax 1ns"},
 		{name: "token with a space", options: MutexOptions{Token: "a b"}, err: "MutexOptions.Token of 3 bytes"},
@@ -306,7 +307,7 @@ func TestRetryDelayPolicies(t *testing.T) {
 func TestMaxTriesSaysHowManyAttemptsFailed(t *testing.T) {
 	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
 	ctx := context.Background()
-	holder := client.NewMutex("bounded", MutexOptions{TTL: time.Minute})
+	holder := client.NewMutex("bounded", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, holder.Lock(ctx))
 	defer holder.Unlock(ctx)
 	err := client.NewMutex("bounded", MutexOptions{MaxTries: 3, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond}).Lock(ctx)

@@ -59,7 +59,7 @@ func TestFencedPermitCounterThatIsNotAnIntegerIsAnError(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	client := nodes.client(t, Options{})
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute, Fencing: true}
+	options := MutexOptions{TTL: 10 * time.Second, Fencing: true}
 	semaphore := client.NewSemaphore("bad-counter", 2, options)
 	held, err := nodes.client(t, Options{}).NewSemaphore("bad-counter", 2, options).TryAcquire(ctx)
 	require.NoError(t, err)

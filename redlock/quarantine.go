@@ -164,8 +164,9 @@ func (q *quarantine) errQuarantined(node int, left time.Duration) error {
 // writing the missing or foreign ones, before a round whose votes count.
 // A node that does not answer stays unknown, and its votes do not count.
 // The first verification also waits, at most a dial timeout, for a quorum
-// of the nodes to connect; then it waits at most a node timeout.
-func (q *quarantine) verify() {
+// of the nodes to connect; then it waits at most a node timeout. Neither
+// outlasts ctx.
+func (q *quarantine) verify(ctx context.Context) {
 	if q.pending.Load() == 0 {
 		return
 	}
@@ -177,17 +178,23 @@ func (q *quarantine) verify() {
 	}
 	if !q.dialled {
 		// The Client dials its nodes when first used: the first
-		// verification dials them all, once, and waits for a quorum. A
-		// node still being dialled has no vote yet, and is verified once
-		// it is connected: a stalled one costs the first lock nothing.
+		// verification dials them all, once, and waits for a quorum, then
+		// as long again for the others, whose dials end about together on
+		// a sound network. A node still being dialled has no vote yet, and
+		// is verified once it is connected: a stalled one costs the first
+		// lock at most the quorum's dial time.
 		q.dialled = true
-		ctx, cancel := context.WithTimeout(context.Background(), c.options.DialTimeout)
-		c.group.ConnectAtLeast(ctx, c.need)
+		dialContext, cancel := context.WithTimeout(ctx, c.options.DialTimeout)
+		started := time.Now()
+		c.group.ConnectAtLeast(dialContext, c.need)
+		restContext, cancelRest := context.WithTimeout(dialContext, time.Since(started))
+		c.group.ConnectAtLeast(restContext, len(q.nodes))
+		cancelRest()
 		cancel()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), max(c.options.NodeTimeout, c.options.DialTimeout))
+	runContext, cancel := context.WithTimeout(ctx, max(c.options.NodeTimeout, c.options.DialTimeout))
 	defer cancel()
-	q.run(ctx, "check", true)
+	q.run(runContext, "check", true)
 }
 
 // run sends the epoch script with action to the nodes, and records the

@@ -48,7 +48,7 @@ func TestQuarantineTrustsAServerUpLongerThanMaxTTL(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	waitForUptime(t, nodes.servers, 1)
 	ctx := context.Background()
-	options := Options{Quarantine: true, MaxTTL: 200 * time.Millisecond}
+	options := Options{MaxTTL: 200 * time.Millisecond}
 
 	first := nodes.client(t, options)
 	m := first.NewMutex("first contact", MutexOptions{TTL: 200 * time.Millisecond})
@@ -59,7 +59,7 @@ func TestQuarantineTrustsAServerUpLongerThanMaxTTL(t *testing.T) {
 	nodes.servers[1].Do(t, "FLUSHALL")
 	nodes.servers[2].Do(t, "FLUSHALL")
 	nodes.servers[2].Do(t, "CONFIG", "RESETSTAT")
-	later := nodes.client(t, Options{Quarantine: true, MaxTTL: 10 * time.Second})
+	later := nodes.client(t, Options{MaxTTL: 10 * time.Second})
 	err := later.NewMutex("after the flushes", MutexOptions{}).TryLock(ctx)
 	require.ErrorIs(t, err, ErrNotAcquired, "two flushed nodes of three")
 	assert.True(t, quarantined(err), "%v", err)
@@ -98,7 +98,7 @@ func TestQuarantineDistrustsAMarkerThatCameByReplication(t *testing.T) {
 	nodes := startCluster(t, 3, durable)
 	replica := redistest.Start(t, durable)
 	ctx := context.Background()
-	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	options := Options{MaxTTL: 10 * time.Second}
 	watcher := nodes.client(t, options)
 	require.NoError(t, watcher.TrustNodes(ctx))
 
@@ -134,7 +134,7 @@ func TestQuarantineDistrustsAMarkerThatCameByReplication(t *testing.T) {
 func TestQuarantineKeepsOutAMasterThatWasAReplicaSinceItsMarker(t *testing.T) {
 	nodes := trustedCluster(t)
 	ctx := context.Background()
-	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	options := Options{MaxTTL: 10 * time.Second}
 	before := nodes.client(t, options)
 	m := before.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx), "node 1's marker is read")
@@ -168,7 +168,7 @@ func TestQuarantineCheckLeavesAnUnchangedMarkerAlone(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startCluster(t, 3, redistest.Options{Persistence: redistest.PersistenceAOF})
 	ctx := context.Background()
-	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	options := Options{MaxTTL: 10 * time.Second}
 	first := nodes.client(t, options)
 	require.NoError(t, first.TrustNodes(ctx))
 	m := first.NewMutex("ledger", MutexOptions{})
@@ -194,7 +194,7 @@ func TestQuarantineJudgesAVoteByTheMarkerAfterIt(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			nodes := trustedCluster(t)
 			ctx := context.Background()
-			options := Options{Quarantine: true, MaxTTL: 10 * time.Second, Protocol: protocol}
+			options := Options{MaxTTL: 10 * time.Second, Protocol: protocol}
 			a := cutFromLastNode(t, nodes, options)
 			require.NoError(t, a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second}).Lock(ctx), "A holds nodes 0 and 1")
 
@@ -217,7 +217,7 @@ func TestQuarantinedVoteSaysWhyTheMarkerWasNotRead(t *testing.T) {
 	redistest.RequireReal(t)
 	server := redistest.Start(t, redistest.Options{})
 	require.Equal(t, "OK", server.Do(t, "ACL", "SETUSER", "locker", "on", ">pw", "~*", "&*", "+@all", "-time"))
-	client, err := New([]string{"redis://locker:pw@" + server.Addr()}, Options{Quarantine: true})
+	client, err := New([]string{"redis://locker:pw@" + server.Addr()}, Options{})
 	require.NoError(t, err)
 	defer client.Close()
 	err = client.NewMutex("ledger", MutexOptions{}).TryLock(context.Background())
@@ -254,7 +254,7 @@ func TestQuarantineJudgesAVoteAfterADemotionOverAKeptConnection(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			nodes := trustedCluster(t)
 			ctx := context.Background()
-			options := Options{Quarantine: true, MaxTTL: 10 * time.Second, Protocol: protocol}
+			options := Options{MaxTTL: 10 * time.Second, Protocol: protocol}
 			b := nodes.client(t, options)
 			other := b.NewMutex("other", MutexOptions{})
 			require.NoError(t, other.TryLock(ctx), "B reads every marker")

@@ -32,12 +32,7 @@ func quarantined(err error) bool {
 func trustedCluster(t *testing.T) *cluster {
 	t.Helper()
 	redistest.RequireReal(t) // restarts, and INFO in scripts
-	nodes := startCluster(t, 3, redistest.Options{})
-	client, err := New(nodes.addresses, Options{})
-	require.NoError(t, err)
-	defer client.Close()
-	require.NoError(t, client.TrustNodes(context.Background()))
-	return nodes
+	return startCluster(t, 3, redistest.Options{})
 }
 
 // Redlock's restart hazard: A holds the lock on nodes 0 and 1 (node 2
@@ -47,7 +42,7 @@ func trustedCluster(t *testing.T) *cluster {
 func TestQuarantineKeepsARestartedNodeOutOfTheLocks(t *testing.T) {
 	nodes := trustedCluster(t)
 	ctx := context.Background()
-	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	options := Options{MaxTTL: 10 * time.Second}
 	var proxied []string
 	for i, server := range nodes.servers {
 		proxy := faultnet.New(t, server.Addr())
@@ -71,7 +66,7 @@ func TestQuarantineKeepsARestartedNodeOutOfTheLocks(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired, "B would hold the lock A holds")
 	assert.True(t, quarantined(err), "node 1 is quarantined: %v", err)
 
-	unguarded := nodes.client(t, Options{})
+	unguarded := nodes.client(t, Options{Quarantine: QuarantineOff})
 	m := unguarded.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.TryLock(ctx), "without the quarantine, the violation")
 	require.NoError(t, m.Unlock(ctx))
@@ -92,7 +87,7 @@ func TestQuarantineEndsAfterMaxTTL(t *testing.T) {
 	// The quarantine counts from the restart (the server's uptime): a
 	// MaxTTL of seconds keeps the first attempt inside it on a slow machine.
 	observer := &failedAttempts{failed: make(chan struct{}, 64)}
-	client := nodes.client(t, Options{Quarantine: true, MaxTTL: 3 * time.Second, Observer: observer,
+	client := nodes.client(t, Options{MaxTTL: 3 * time.Second, Observer: observer,
 		RetryDelayMin: 20 * time.Millisecond, RetryDelayMax: 40 * time.Millisecond})
 	m := client.NewMutex("after", MutexOptions{TTL: 3 * time.Second})
 	err := m.TryLock(ctx)
@@ -109,7 +104,7 @@ func TestQuarantineEndsAfterMaxTTL(t *testing.T) {
 func TestQuarantineVerdictIsTheSameForEveryClient(t *testing.T) {
 	nodes := trustedCluster(t)
 	ctx := context.Background()
-	options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+	options := Options{MaxTTL: 10 * time.Second}
 	before := nodes.client(t, options)
 	m := before.NewMutex("shared", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
@@ -136,7 +131,7 @@ func TestQuarantinedNodeStillGetsReleases(t *testing.T) {
 	nodes.servers[2].Kill9()
 	nodes.servers[2].Wipe()
 	nodes.servers[2].Restart(t)
-	client := nodes.client(t, Options{Quarantine: true, MaxTTL: 10 * time.Second})
+	client := nodes.client(t, Options{MaxTTL: 10 * time.Second})
 	m := client.NewMutex("released", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx), "nodes 0 and 1 are a quorum")
 	assert.Equal(t, "1", nodes.servers[2].Do(t, "EXISTS", "released"), "the acquisition reached the quarantined node")
@@ -148,9 +143,9 @@ func TestQuarantinedNodeStillGetsReleases(t *testing.T) {
 // them new.
 func TestTrustNodesLetsNewNodesVote(t *testing.T) {
 	redistest.RequireReal(t)
-	nodes := startCluster(t, 3, redistest.Options{})
+	nodes := startUntrusted(t, 3, redistest.Options{})
 	ctx := context.Background()
-	client := nodes.client(t, Options{Quarantine: true, MaxTTL: 10 * time.Second})
+	client := nodes.client(t, Options{MaxTTL: 10 * time.Second})
 	m := client.NewMutex("fresh", MutexOptions{TTL: 10 * time.Second})
 	err := m.TryLock(ctx)
 	require.ErrorIs(t, err, ErrNotAcquired)
@@ -167,7 +162,7 @@ func TestTrustNodesLetsNewNodesVote(t *testing.T) {
 // With the quarantine, a Mutex whose TTL exceeds MaxTTL is refused, and so
 // is an extension beyond it.
 func TestQuarantineRefusesATTLBeyondMaxTTL(t *testing.T) {
-	client := startCluster(t, 1, redistest.Options{}).client(t, Options{Quarantine: true, MaxTTL: 2 * time.Second})
+	client := startCluster(t, 1, redistest.Options{}).client(t, Options{MaxTTL: 2 * time.Second})
 	ctx := context.Background()
 	err := client.NewMutex("long", MutexOptions{TTL: 5 * time.Second}).Lock(ctx)
 	require.ErrorIs(t, err, ErrInvalidOptions)
@@ -187,7 +182,7 @@ func TestQuarantineTrustsADurableRestartAtOnce(t *testing.T) {
 		t.Run(fsync, func(t *testing.T) {
 			nodes := startCluster(t, 3, redistest.Options{Persistence: redistest.PersistenceAOF, ExtraArgs: []string{"--appendfsync", fsync}})
 			ctx := context.Background()
-			options := Options{Quarantine: true, MaxTTL: 10 * time.Second}
+			options := Options{MaxTTL: 10 * time.Second}
 			a := nodes.client(t, options)
 			require.NoError(t, a.TrustNodes(ctx))
 			held := a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second})
@@ -221,7 +216,7 @@ func TestQuarantineTrustsADurableRestartAtOnce(t *testing.T) {
 func TestQuarantineNoticesAFlushOfANodeThatStaysUp(t *testing.T) {
 	nodes := trustedCluster(t)
 	ctx := context.Background()
-	client := nodes.client(t, Options{Quarantine: true, MaxTTL: 10 * time.Second})
+	client := nodes.client(t, Options{MaxTTL: 10 * time.Second})
 	m := client.NewMutex("before", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	require.NoError(t, m.Unlock(ctx))

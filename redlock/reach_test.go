@@ -35,7 +35,7 @@ func TestAcquisitionReachesANodeStillBeingDialled(t *testing.T) {
 			servers := redistest.StartN(t, 3, redistest.Options{})
 			slow := faultnet.New(t, servers[2].Addr())
 			// The dial must outlast the Lock: it is released by the test.
-			client, err := New([]string{servers[0].Addr(), servers[1].Addr(), slow.Addr()}, Options{DialTimeout: time.Minute})
+			client, err := New([]string{servers[0].Addr(), servers[1].Addr(), slow.Addr()}, Options{DialTimeout: time.Minute, MaxTTL: time.Minute})
 			require.NoError(t, err)
 			t.Cleanup(func() { client.Close() })
 			t.Cleanup(slow.ReleaseReplies) // first: a dial held in its handshake would hold Close up
@@ -56,7 +56,7 @@ func TestAcquisitionReachesANodeStillBeingDialled(t *testing.T) {
 				require.False(t, client.group.Connected(2))
 			}
 
-			m := client.NewMutex("reach:a", MutexOptions{TTL: 20 * time.Second, Keys: test.keys})
+			m := client.NewMutex("reach:a", MutexOptions{TTL: 10 * time.Second, Keys: test.keys})
 			require.NoError(t, m.Lock(ctx), "the two quick nodes are a quorum")
 			token := m.Token()
 			slow.ReleaseReplies()

@@ -102,7 +102,7 @@ func TestRow12UnknownAnswersAreReleased(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startCluster(t, 3, redistest.Options{})
 	client := nodes.client(t, Options{NodeTimeout: 50 * time.Millisecond})
-	m := client.NewMutex("k", MutexOptions{TTL: 30 * time.Second})
+	m := client.NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 
 	nodes.servers[0].Stop()
 	require.NoError(t, m.Lock(context.Background()), "two of three nodes suffice")

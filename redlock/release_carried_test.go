@@ -94,7 +94,7 @@ func TestReleaseReachesAStalledNode(t *testing.T) {
 			cluster := startCluster(t, 5, redistest.Options{})
 			client := cluster.client(t, Options{NodeTimeout: 50 * time.Millisecond, DialTimeout: 200 * time.Millisecond})
 			ctx := context.Background()
-			m := client.NewMutex("stalled", MutexOptions{TTL: 30 * time.Second})
+			m := client.NewMutex("stalled", MutexOptions{TTL: 10 * time.Second})
 			require.NoError(t, m.Lock(ctx)) // every connection is up
 			require.NoError(t, m.Unlock(ctx))
 
@@ -148,7 +148,7 @@ func TestReleaseAfterScriptFlushReachesTheSlowNode(t *testing.T) {
 	servers, slow, client := slowThirdNode(t, time.Second)
 	t.Cleanup(func() { client.Close() })
 	ctx := context.Background()
-	m := client.NewMutex("flushed", MutexOptions{TTL: 30 * time.Second})
+	m := client.NewMutex("flushed", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	for _, server := range servers {
 		require.Equal(t, "OK", server.Do(t, "SCRIPT", "FLUSH"))
@@ -167,7 +167,7 @@ func TestAbandonedAcquisitionIsNotReplayedAfterItsRelease(t *testing.T) {
 	servers, slow, client := slowThirdNode(t, time.Second)
 	t.Cleanup(func() { client.Close() })
 	ctx := context.Background()
-	m := client.NewMutex("multi:a", MutexOptions{TTL: 30 * time.Second, Keys: []string{"multi:b"}})
+	m := client.NewMutex("multi:a", MutexOptions{TTL: 10 * time.Second, Keys: []string{"multi:b"}})
 
 	// The slow node knows the release but not the multi-key acquisition.
 	servers[2].Do(t, "SCRIPT", "FLUSH")
@@ -188,7 +188,7 @@ func TestAbandonedAcquisitionIsNotReplayedAfterItsRelease(t *testing.T) {
 func TestCloseWaitsForReleasesInFlight(t *testing.T) {
 	servers, slow, client := slowThirdNode(t, 500*time.Millisecond)
 	ctx := context.Background()
-	m := client.NewMutex("closing", MutexOptions{TTL: 30 * time.Second})
+	m := client.NewMutex("closing", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	slow.Delay(0, 50*time.Millisecond) // the release arrives; its answer is late
 	require.NoError(t, m.Unlock(ctx))
@@ -208,7 +208,7 @@ func TestCloseReportsReleasesItCouldNotConfirm(t *testing.T) {
 	client, err := New(cluster.addresses, Options{NodeTimeout: 100 * time.Millisecond, DialTimeout: 500 * time.Millisecond, Observer: observer})
 	require.NoError(t, err)
 	ctx := context.Background()
-	m := client.NewMutex("closing", MutexOptions{TTL: 30 * time.Second})
+	m := client.NewMutex("closing", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	stalled := cluster.servers[2]
 	stalled.Stop()

@@ -25,7 +25,7 @@ func rwNodes(t *testing.T) *cluster {
 func TestRWMutexReadersShareAndExcludeAWriter(t *testing.T) {
 	nodes := rwNodes(t)
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute}
+	options := MutexOptions{TTL: 10 * time.Second}
 	first, second := nodes.client(t, Options{}).NewRWMutex("doc", options), nodes.client(t, Options{}).NewRWMutex("doc", options)
 	writer := nodes.client(t, Options{}).NewRWMutex("doc", options)
 
@@ -51,7 +51,7 @@ func TestRWMutexReadersShareAndExcludeAWriter(t *testing.T) {
 func TestRWMutexWritersComeFirst(t *testing.T) {
 	nodes := rwNodes(t)
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute}
+	options := MutexOptions{TTL: 10 * time.Second}
 	reader := nodes.client(t, Options{}).NewRWMutex("report", options)
 	// Its waiting marker lasts eight retry delays: far longer than the test.
 	writer := nodes.client(t, Options{RetryDelayMin: time.Second, RetryDelayMax: 5 * time.Second}).NewRWMutex("report", options)
@@ -79,7 +79,7 @@ func TestRWMutexReaderThatCrashedFreesItself(t *testing.T) {
 	until := crashed.Reader().Until()
 
 	retryLate := Options{RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
-	writer := nodes.client(t, retryLate).NewRWMutex("cache", MutexOptions{TTL: time.Minute})
+	writer := nodes.client(t, retryLate).NewRWMutex("cache", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, writer.Lock(ctx))
 	assert.False(t, time.Now().Before(until), "the writer waited for the reader's validity")
 	require.NoError(t, writer.Unlock(ctx))
@@ -91,12 +91,12 @@ func TestRWMutexWriterIsWokenByTheReadersRelease(t *testing.T) {
 	nodes := rwNodes(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	reader := nodes.client(t, Options{}).NewRWMutex("ledger", MutexOptions{TTL: time.Minute})
+	reader := nodes.client(t, Options{}).NewRWMutex("ledger", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, reader.RLock(ctx))
 	onEveryNode(t, nodes, "ledger"+readersKeySuffix)
 	observer := &failedAttempts{failed: make(chan struct{}, 64)}
 	retryLate := Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
-	writer := nodes.client(t, retryLate).NewRWMutex("ledger", MutexOptions{TTL: time.Minute})
+	writer := nodes.client(t, retryLate).NewRWMutex("ledger", MutexOptions{TTL: 10 * time.Second})
 	locked := make(chan error, 1)
 	go func() { locked <- writer.Lock(ctx) }()
 	<-observer.failed
@@ -111,7 +111,7 @@ func TestRWMutexWriterIsWokenByTheReadersRelease(t *testing.T) {
 func TestRWMutexRefusesUpgradesAndDowngrades(t *testing.T) {
 	nodes := rwNodes(t)
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute}
+	options := MutexOptions{TTL: 10 * time.Second}
 	rw := nodes.client(t, Options{}).NewRWMutex("index", options)
 	other := nodes.client(t, Options{}).NewRWMutex("index", options)
 
@@ -138,7 +138,7 @@ func TestRWMutexRefusesUpgradesAndDowngrades(t *testing.T) {
 func TestRWMutexDowngradePassesOnlyItsOwnWriter(t *testing.T) {
 	nodes := rwNodes(t)
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute}
+	options := MutexOptions{TTL: 10 * time.Second}
 	holder := nodes.client(t, Options{}).NewRWMutex("journal", options)
 	require.NoError(t, holder.Lock(ctx))
 
@@ -159,7 +159,7 @@ func TestRWMutexDowngradePassesOnlyItsOwnWriter(t *testing.T) {
 func TestRWMutexWritersGetFences(t *testing.T) {
 	nodes := rwNodes(t)
 	ctx := context.Background()
-	rw := nodes.client(t, Options{}).NewRWMutex("accounts", MutexOptions{TTL: time.Minute, Fencing: true})
+	rw := nodes.client(t, Options{}).NewRWMutex("accounts", MutexOptions{TTL: 10 * time.Second, Fencing: true})
 	var fences []int64
 	for range 2 {
 		require.NoError(t, rw.Lock(ctx))
@@ -186,7 +186,7 @@ func TestRWMutexRenewsAReadHold(t *testing.T) {
 		require.NoError(t, event.Err)
 	}
 	assert.True(t, rw.Reader().Until().After(first), "the validity moved")
-	writer := nodes.client(t, Options{}).NewRWMutex("feed", MutexOptions{TTL: time.Minute})
+	writer := nodes.client(t, Options{}).NewRWMutex("feed", MutexOptions{TTL: 10 * time.Second})
 	require.ErrorIs(t, writer.TryLock(ctx), ErrNotAcquired, "the renewed reader still holds")
 	require.NoError(t, rw.RUnlock(ctx))
 }
@@ -214,10 +214,10 @@ func TestRWMutexRefusesKeysAndToken(t *testing.T) {
 func TestRWMutexWaitingMarkerLapses(t *testing.T) {
 	nodes := rwNodes(t)
 	ctx := context.Background()
-	reader := nodes.client(t, Options{}).NewRWMutex("queue", MutexOptions{TTL: time.Minute})
+	reader := nodes.client(t, Options{}).NewRWMutex("queue", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, reader.RLock(ctx))
 	options := Options{NodeTimeout: 20 * time.Millisecond, RetryDelayMin: 10 * time.Millisecond, RetryDelayMax: 10 * time.Millisecond}
-	writer := nodes.client(t, options).NewRWMutex("queue", MutexOptions{TTL: time.Minute})
+	writer := nodes.client(t, options).NewRWMutex("queue", MutexOptions{TTL: 10 * time.Second})
 	require.ErrorIs(t, writer.TryLock(ctx), ErrNotAcquired)
 	for i := range nodes.servers {
 		pttl, err := strconv.Atoi(nodes.servers[i].Do(t, "PTTL", "queue"+waitingKeySuffix))
@@ -234,7 +234,7 @@ func TestRWMutexWriterReleaseWakesEveryReader(t *testing.T) {
 	nodes := rwNodes(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	writer := nodes.client(t, Options{}).NewRWMutex("board", MutexOptions{TTL: time.Minute})
+	writer := nodes.client(t, Options{}).NewRWMutex("board", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, writer.Lock(ctx))
 	onEveryNode(t, nodes, "board")
 	readers := nodes.client(t, Options{RetryDelayMin: time.Hour, RetryDelayMax: time.Hour})
@@ -242,7 +242,7 @@ func TestRWMutexWriterReleaseWakesEveryReader(t *testing.T) {
 	locked := make(chan error, count)
 	var waiting []*Mutex
 	for range count {
-		rw := readers.NewRWMutex("board", MutexOptions{TTL: time.Minute})
+		rw := readers.NewRWMutex("board", MutexOptions{TTL: 10 * time.Second})
 		waiting = append(waiting, rw.Reader())
 		go func() { locked <- rw.RLock(ctx) }() // held to the end: no reader's release wakes another
 	}

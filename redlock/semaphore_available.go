@@ -28,7 +28,7 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if c.quarantine != nil {
-		c.quarantine.verify()
+		c.quarantine.verify(ctx)
 	}
 	round := c.group.NewRound()
 	round.SetScript(permitsFreeLua, len(s.slots), 0)

@@ -19,7 +19,7 @@ func TestSemaphoreAvailable(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx := context.Background()
 	client := nodes.client(t, Options{NodeTimeout: time.Second})
-	semaphore := client.NewSemaphore("available", 4, MutexOptions{TTL: time.Minute})
+	semaphore := client.NewSemaphore("available", 4, MutexOptions{TTL: 10 * time.Second})
 	available, err := semaphore.Available(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 4, available)
@@ -56,7 +56,7 @@ func TestSemaphoreAvailable(t *testing.T) {
 func TestSemaphoreTryAcquireManyIsAllOrNothing(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute}
+	options := MutexOptions{TTL: 10 * time.Second}
 	semaphore := nodes.client(t, Options{}).NewSemaphore("many", 4, options)
 	permits, err := semaphore.TryAcquireMany(ctx, 3)
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestSemaphoreAcquireManyWaitsForAll(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	options := MutexOptions{TTL: time.Minute, RetryDelayMin: time.Millisecond, RetryDelayMax: 5 * time.Millisecond}
+	options := MutexOptions{TTL: 10 * time.Second, RetryDelayMin: time.Millisecond, RetryDelayMax: 5 * time.Millisecond}
 	holders := nodes.client(t, Options{}).NewSemaphore("many-wait", 3, options)
 	held, err := holders.TryAcquireMany(ctx, 2)
 	require.NoError(t, err)

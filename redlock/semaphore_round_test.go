@@ -21,7 +21,7 @@ func TestSemaphoreWinsTheFreeSlotInOneRound(t *testing.T) {
 		t.Run(fmt.Sprintf("fencing=%v", fencing), func(t *testing.T) {
 			nodes := startCluster(t, 3, redistest.Options{})
 			ctx := context.Background()
-			options := MutexOptions{TTL: time.Minute, Fencing: fencing}
+			options := MutexOptions{TTL: 10 * time.Second, Fencing: fencing}
 			const limit = 8
 			held := map[int]bool{}
 			other := nodes.client(t, Options{}).NewSemaphore("crowded", limit, options)
@@ -72,7 +72,7 @@ func TestSemaphoreOneRoundReleasesTheSlotsNotKept(t *testing.T) {
 	// set slot 0, which is kept.
 	nodes.servers[0].Do(t, "SET", permitKey("disagree", 0), "another", "PX", "60000")
 	client := nodes.client(t, Options{})
-	semaphore := client.NewSemaphore("disagree", 3, MutexOptions{TTL: time.Minute})
+	semaphore := client.NewSemaphore("disagree", 3, MutexOptions{TTL: 10 * time.Second})
 	semaphore.next.Store(0)
 	semaphore.crowded.Store(true)
 	before := client.Stats().LockAttempts
@@ -102,7 +102,7 @@ func TestSemaphoreSplitChoiceTriesTheLikeliestSlot(t *testing.T) {
 	nodes.servers[2].Do(t, "SET", permitKey("split", 0), "another", "PX", "60000")
 	nodes.servers[2].Do(t, "SET", permitKey("split", 1), "another", "PX", "60000")
 	client := nodes.client(t, Options{})
-	semaphore := client.NewSemaphore("split", 3, MutexOptions{TTL: time.Minute})
+	semaphore := client.NewSemaphore("split", 3, MutexOptions{TTL: 10 * time.Second})
 	semaphore.next.Store(0)
 	semaphore.crowded.Store(true)
 	before := client.Stats().LockAttempts

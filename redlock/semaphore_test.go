@@ -65,7 +65,7 @@ func TestSemaphoreAdmitsNoMoreThanItsLimitWhereCountingWould(t *testing.T) {
 		client, err := New(addresses, Options{})
 		require.NoError(t, err)
 		t.Cleanup(func() { client.Close() })
-		permit, err := client.NewSemaphore("slots", limit, MutexOptions{TTL: time.Minute}).TryAcquire(context.Background())
+		permit, err := client.NewSemaphore("slots", limit, MutexOptions{TTL: 10 * time.Second}).TryAcquire(context.Background())
 		if i < limit {
 			require.NoError(t, err, "client %d", i)
 			permits = append(permits, permit)
@@ -91,7 +91,7 @@ func TestSemaphoreAdmitsNoMoreThanItsLimitWhereCountingWould(t *testing.T) {
 func TestPermitReleasedTwiceLeavesTheNextHolderAlone(t *testing.T) {
 	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
 	ctx := context.Background()
-	semaphore := client.NewSemaphore("single", 1, MutexOptions{TTL: time.Minute})
+	semaphore := client.NewSemaphore("single", 1, MutexOptions{TTL: 10 * time.Second})
 	first, err := semaphore.TryAcquire(ctx)
 	require.NoError(t, err)
 	assert.False(t, first.Until().IsZero())
@@ -129,7 +129,7 @@ func TestSemaphoreAcquireIsWokenByARelease(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	options := MutexOptions{TTL: time.Minute, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
+	options := MutexOptions{TTL: 10 * time.Second, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
 	holders := nodes.client(t, Options{})
 	held := make([]Permit, 2)
 	for i := range held {
@@ -180,7 +180,7 @@ func (o *failedAttempts) OnAcquire(event AcquireEvent) {
 func TestSemaphoreAcquireEndsAtClose(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
+	options := MutexOptions{TTL: 10 * time.Second, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
 	holder, err := nodes.client(t, Options{}).NewSemaphore("closing", 1, options).TryAcquire(ctx)
 	require.NoError(t, err)
 	defer holder.Release(ctx)
@@ -201,7 +201,7 @@ func TestSemaphoreAcquireEndsAtClose(t *testing.T) {
 func TestSemaphoreAcquireStopsAfterMaxTries(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx := context.Background()
-	options := MutexOptions{TTL: time.Minute, MaxTries: 2, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond}
+	options := MutexOptions{TTL: 10 * time.Second, MaxTries: 2, RetryDelayMin: time.Millisecond, RetryDelayMax: time.Millisecond}
 	holder, err := nodes.client(t, Options{}).NewSemaphore("bounded", 2, options).TryAcquire(ctx)
 	require.NoError(t, err)
 	defer holder.Release(ctx)
@@ -252,14 +252,14 @@ func TestSemaphoreTryAcquireAfterItsContextEnded(t *testing.T) {
 	ctx := context.Background()
 	holders := nodes.client(t, Options{})
 	for range 2 {
-		_, err := holders.NewSemaphore("ended", 2, MutexOptions{TTL: time.Minute}).TryAcquire(ctx)
+		_, err := holders.NewSemaphore("ended", 2, MutexOptions{TTL: 10 * time.Second}).TryAcquire(ctx)
 		require.NoError(t, err)
 	}
 	tryContext, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The context ends as the first slot's attempt fails.
 	client := nodes.client(t, Options{Observer: &cancelOnFailure{cancel: cancel}})
-	_, err := client.NewSemaphore("ended", 2, MutexOptions{TTL: time.Minute}).TryAcquire(tryContext)
+	_, err := client.NewSemaphore("ended", 2, MutexOptions{TTL: 10 * time.Second}).TryAcquire(tryContext)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.ErrorIs(t, err, ErrNotAcquired)
 }

@@ -23,7 +23,18 @@ type cluster struct {
 	addresses []string
 }
 
+// startCluster starts n servers and states them new to the quarantine,
+// as the test started them empty: see startUntrusted.
 func startCluster(t testing.TB, n int, options redistest.Options) *cluster {
+	t.Helper()
+	c := startUntrusted(t, n, options)
+	trustServers(t, c.servers...)
+	return c
+}
+
+// startUntrusted starts n servers whose epoch markers are not written:
+// a client's first contact finds them as a restart would.
+func startUntrusted(t testing.TB, n int, options redistest.Options) *cluster {
 	t.Helper()
 	c := &cluster{servers: redistest.StartN(t, n, options)}
 	for _, server := range c.servers {
@@ -32,9 +43,18 @@ func startCluster(t testing.TB, n int, options redistest.Options) *cluster {
 	return c
 }
 
+// trustServers writes each server's epoch marker as TrustNodes does: the
+// test's statement that it started them empty.
+func trustServers(t testing.TB, servers ...*redistest.Server) {
+	t.Helper()
+	for _, server := range servers {
+		server.Do(t, "EVAL", epochScript, "1", epochKey, "trust", "")
+	}
+}
+
 // client returns a Client over the cluster, closed when the test ends,
-// with its connections up: the scenarios that stop a node count on
-// commands reaching it before it stops.
+// with its connections up and its nodes' markers read: the scenarios that
+// stop a node count on commands reaching it before it stops.
 func (c *cluster) client(t testing.TB, options Options) *Client {
 	t.Helper()
 	client, err := New(c.addresses, options)
@@ -44,6 +64,9 @@ func (c *cluster) client(t testing.TB, options Options) *Client {
 	defer cancel()
 	for i, err := range client.group.Connect(ctx) {
 		require.NoError(t, err, "node %d", i)
+	}
+	if client.quarantine != nil {
+		client.quarantine.verify(context.Background()) // the markers read, as after a first lock
 	}
 	return client
 }

@@ -56,10 +56,10 @@ func TestWaiterRetriesAtTheRetryDelayWithoutNotifications(t *testing.T) {
 func TestRESP2OnlyNodeIsDetectedOnce(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startMixedCluster(t, 2, 1)
-	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, holder.Lock(context.Background()))
 	observer := newWaitObserver()
-	waiter := nodes.client(t, Options{Observer: observer}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	waiter := nodes.client(t, Options{Observer: observer}).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	locked := startWaiting(t, ctx, waiter, observer)
 
@@ -87,11 +87,11 @@ func TestRESP2OnlyNodeIsDetectedOnce(t *testing.T) {
 func TestOptionsProtocolRESP2MakesNoRESP3Connection(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startCluster(t, 3, redistest.Options{})
-	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, holder.Lock(context.Background()))
 	observer := newWaitObserver()
 	waiter := nodes.client(t, Options{Protocol: ProtocolRESP2, ClientName: "resp2-waiter", Observer: observer}).
-		NewMutex("k", MutexOptions{TTL: time.Minute})
+		NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	startWaiting(t, ctx, waiter, observer)
@@ -163,12 +163,12 @@ func TestRefusedSubscriptionIsReportedOnce(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startCluster(t, 3, noChannelRights)
 	credentials := Options{Username: "locker", Password: "pw"}
-	holder := nodes.client(t, credentials).NewMutex("k", MutexOptions{TTL: time.Minute})
+	holder := nodes.client(t, credentials).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, holder.Lock(context.Background()))
 	observer := newWaitObserver()
 	options := credentials
 	options.Observer = observer
-	waiter := nodes.client(t, options).NewMutex("k", MutexOptions{TTL: time.Minute})
+	waiter := nodes.client(t, options).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	locked := startWaiting(t, ctx, waiter, observer)
 
@@ -214,10 +214,10 @@ func TestSubscriptionRedialsBackOff(t *testing.T) {
 		return []byte("-ERR this node locks nothing\r\n")
 	})
 	nodes.addresses = append(nodes.addresses, closer.Addr())
-	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, holder.Lock(context.Background()), "two nodes of three are a quorum")
 	observer := newWaitObserver()
-	waiter := nodes.client(t, Options{Observer: observer}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	waiter := nodes.client(t, Options{Observer: observer}).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	locked := startWaiting(t, ctx, waiter, observer)
 

@@ -58,7 +58,7 @@ func TestSplitVoteWaiterWakesOnRelease(t *testing.T) {
 	nodes := startCluster(t, 3, redistest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	holder := nodes.client(t, Options{}).NewMutex("split", MutexOptions{TTL: time.Minute})
+	holder := nodes.client(t, Options{}).NewMutex("split", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, holder.Lock(ctx))
 	nodes.servers[0].Do(t, "DEL", "split") // the release reached node 0 first
 
@@ -69,7 +69,7 @@ func TestSplitVoteWaiterWakesOnRelease(t *testing.T) {
 		failures <- observer.acquires[len(observer.acquires)-1].Err
 		observer.mu.Unlock()
 	}
-	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("split", MutexOptions{TTL: time.Minute})
+	waiter := nodes.client(t, Options{Observer: observer, RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}).NewMutex("split", MutexOptions{TTL: 10 * time.Second})
 	var locking workgroup.Group
 	locking.Go(func() error { return waiter.Lock(ctx) })
 	var quorum *QuorumError
@@ -86,9 +86,9 @@ func TestSplitVoteWaiterWakesOnRelease(t *testing.T) {
 func TestWaitingCostsLittleCPU(t *testing.T) {
 	redistest.RequireReal(t)
 	nodes := startCluster(t, 3, redistest.Options{})
-	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	holder := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, holder.Lock(context.Background()))
-	waiter := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: time.Minute})
+	waiter := nodes.client(t, Options{}).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 
 	before := processCPU(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

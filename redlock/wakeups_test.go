@@ -237,7 +237,7 @@ func TestRetrySpacingFollowsTheRule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			nodes := tt.nodes(t)
-			holder := nodes.client(t, tt.options).NewMutex("k", MutexOptions{TTL: time.Minute})
+			holder := nodes.client(t, tt.options).NewMutex("k", MutexOptions{TTL: 10 * time.Second})
 			require.NoError(t, holder.Lock(context.Background()))
 			awaitNodes(t, holder)
 			observer := newAttemptTimes()

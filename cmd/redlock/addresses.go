@@ -25,6 +25,8 @@ var errNoAddresses = errors.New("no addresses: give the nodes with --addrs or " 
 type connectionFlags struct {
 	addresses   string
 	nodeTimeout time.Duration
+	maxTTL      time.Duration
+	quarantine  bool
 	// lockRounds is set for the commands that run lock rounds, which
 	// take --node-timeout.
 	lockRounds bool
@@ -41,6 +43,10 @@ func (c *connectionFlags) register(flags *flag.FlagSet, lockRounds bool) {
 	if lockRounds {
 		flags.DurationVar(&c.nodeTimeout, "node-timeout", redlock.DefaultNodeTimeout,
 			"how long to wait for one node's reply in a lock round")
+		flags.DurationVar(&c.maxTTL, "max-ttl", redlock.DefaultTTL,
+			"the longest TTL any client of these nodes uses: a node that may have lost keys votes again that long after")
+		flags.BoolVar(&c.quarantine, "quarantine", true,
+			"keep a node that may have lost keys (a restart, a promotion, a flush) out of the votes for --max-ttl")
 	}
 }
 
@@ -86,7 +92,19 @@ func distinct(addresses []string) error {
 
 // options returns the client options the flags ask for.
 func (c *connectionFlags) options() redlock.Options {
-	return redlock.Options{NodeTimeout: c.nodeTimeout}
+	options := redlock.Options{NodeTimeout: c.nodeTimeout, MaxTTL: c.maxTTL}
+	if !c.quarantine && c.lockRounds {
+		options.Quarantine = redlock.QuarantineOff
+	}
+	return options
+}
+
+// checkTTL refuses a lock TTL that the quarantine does not cover.
+func (c *connectionFlags) checkTTL(ttl time.Duration) error {
+	if c.quarantine && ttl > c.maxTTL {
+		return fmt.Errorf("--ttl %v exceeds --max-ttl %v: give --max-ttl, the longest TTL of any client of these nodes", ttl, c.maxTTL)
+	}
+	return nil
 }
 
 // nodes returns the addresses named by the flags or the environment, once
@@ -105,6 +123,9 @@ func (c *connectionFlags) nodes(env *environment, help commandHelp) ([]string, i
 	}
 	if c.lockRounds && c.nodeTimeout <= 0 {
 		return nil, usageError(env, help, "--node-timeout must be positive")
+	}
+	if c.lockRounds && c.maxTTL <= 0 {
+		return nil, usageError(env, help, "--max-ttl must be positive")
 	}
 	return addresses, exitOK
 }

@@ -147,6 +147,12 @@ func benchCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, benchHelp, "%v", err)
 	}
 	servers := "given"
+	options := f.connection.options()
+	if len(addresses) == 0 {
+		options.MaxTTL = max(options.MaxTTL, f.ttl) // nothing else locks on the servers it starts
+	} else if err := f.connection.checkTTL(f.ttl); err != nil {
+		return usageError(env, benchHelp, "%v", err)
+	}
 	if len(addresses) == 0 {
 		cluster, err := startCluster(ctx, clusterOptions{nodes: f.nodes, embedded: f.embedded})
 		if err != nil {
@@ -158,7 +164,7 @@ func benchCommand(ctx context.Context, env *environment, args []string) int {
 		addresses = cluster.addresses()
 		fmt.Fprintf(env.stderr, "redlock bench: started %s\n", cluster.description)
 	}
-	client, err := redlock.New(addresses, f.connection.options())
+	client, err := redlock.New(addresses, options)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "redlock bench: %v\n", err)
 		return statusOf(err)

@@ -81,7 +81,7 @@ func TestStatusShowsAReadWriteLock(t *testing.T) {
 }
 
 func TestStatusOnAKnownState(t *testing.T) {
-	servers, addresses := startNodes(t, 5, redistest.Options{})
+	servers, addresses := startUntrustedNodes(t, 5, redistest.Options{})
 	for i, token := range []string{"aaaaaaaa-first", "aaaaaaaa-first", "aaaaaaaa-first", "bbbbbbbb-second"} {
 		require.Equal(t, "OK", servers[i].Do(t, "SET", "held", token, "PX", "60000"))
 	}
@@ -244,7 +244,7 @@ func TestUnlockForceReleasesWhoeverHolds(t *testing.T) {
 // epoch marker as old as the node.
 func TestTrustNodesStatesTheNodesNew(t *testing.T) {
 	redistest.RequireReal(t) // INFO in scripts
-	servers, addresses := startNodes(t, 3, redistest.Options{})
+	servers, addresses := startUntrustedNodes(t, 3, redistest.Options{})
 	variables := map[string]string{addressesVariable: addresses}
 	refused := invoke(t, variables, "trust-nodes")
 	assert.Equal(t, exitUsage, refused.status)
@@ -263,7 +263,7 @@ func TestTrustNodesStatesTheNodesNew(t *testing.T) {
 // their server process.
 func TestStatusShowsTheEpochMarkers(t *testing.T) {
 	redistest.RequireReal(t) // INFO in scripts
-	servers, addresses := startNodes(t, 3, redistest.Options{})
+	servers, addresses := startUntrustedNodes(t, 3, redistest.Options{})
 	variables := map[string]string{addressesVariable: addresses}
 	quiet := invoke(t, variables, "status", "k")
 	assert.NotContains(t, quiet.stdout, "epoch marker", "no marker anywhere: nothing to say")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock"
 )
 
 // binary is the redlock executable that TestMain builds, for the tests of
@@ -60,9 +61,20 @@ func invoke(t *testing.T, variables map[string]string, args ...string) invocatio
 	return invocation{status: status, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// startNodes starts n servers and returns them with their addresses joined
-// by commas.
+// startNodes starts n servers, states them new to the quarantine (as the
+// demo does with its own), and returns them with their addresses joined
+// by commas. startUntrustedNodes leaves them as a restart would.
 func startNodes(t *testing.T, n int, options redistest.Options) ([]*redistest.Server, string) {
+	t.Helper()
+	servers, addresses := startUntrustedNodes(t, n, options)
+	client, err := redlock.New(strings.Split(addresses, ","), redlock.Options{Password: options.Password})
+	require.NoError(t, err)
+	defer client.Close()
+	require.NoError(t, client.TrustNodes(context.Background()))
+	return servers, addresses
+}
+
+func startUntrustedNodes(t *testing.T, n int, options redistest.Options) ([]*redistest.Server, string) {
 	t.Helper()
 	servers := redistest.StartN(t, n, options)
 	addresses := make([]string, n)

@@ -145,6 +145,8 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 		return usageError(env, runHelp, "--wait and --grace must not be negative")
 	case f.maxHold < f.ttl:
 		return usageError(env, runHelp, "--max-hold %v is shorter than --ttl %v", f.maxHold, f.ttl)
+	case f.connection.checkTTL(f.ttl) != nil:
+		return usageError(env, runHelp, "%v", f.connection.checkTTL(f.ttl))
 	case f.semaphore < 0 || f.semaphore > redlock.MaxSemaphoreLimit:
 		return usageError(env, runHelp, "--semaphore %d is not in [1, %d]", f.semaphore, redlock.MaxSemaphoreLimit)
 	case f.read && f.write, (f.read || f.write) && f.semaphore > 0:

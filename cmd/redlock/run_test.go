@@ -112,7 +112,7 @@ func TestRunExitStatuses(t *testing.T) {
 	holder, err := redlock.New(strings.Split(addresses, ","), redlock.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { holder.Close() })
-	held := holder.NewMutex("held", redlock.MutexOptions{TTL: time.Minute})
+	held := holder.NewMutex("held", redlock.MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, held.Lock(context.Background()))
 	down := redistest.ClosedAddress(t) + "," + redistest.ClosedAddress(t) + "," + redistest.ClosedAddress(t)
 
@@ -183,7 +183,7 @@ func TestRunSignals(t *testing.T) {
 		holder, err := redlock.New(strings.Split(addresses, ","), redlock.Options{})
 		require.NoError(t, err)
 		defer holder.Close()
-		held := holder.NewMutex("busy", redlock.MutexOptions{TTL: time.Minute})
+		held := holder.NewMutex("busy", redlock.MutexOptions{TTL: 10 * time.Second})
 		require.NoError(t, held.Lock(context.Background()))
 		before := connectedClients(t, servers[0])
 		p := startBinary(t, addresses, nil, "run", "--wait", "1m", "busy", "--", "true")

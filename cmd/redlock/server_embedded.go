@@ -1,10 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/lockmux/lockmux/internal/miniinfo"
 )
 
 // embeddedServer is a miniredis server in this process. Its keys expire by
@@ -20,6 +21,7 @@ func startEmbeddedServer() (*embeddedServer, error) {
 	if err := server.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("start an embedded server: %w", err)
 	}
+	miniinfo.Install(server) // its INFO, for the quarantine
 	return &embeddedServer{server: server, address: server.Addr()}, nil
 }
 
@@ -35,15 +37,19 @@ func (s *embeddedServer) Crash() (string, error) {
 	return "closed", nil
 }
 
-// errNoWipe is the error of an embedded server's Wipe.
-var errNoWipe = errors.New("an embedded server is not wiped: it cannot run the quarantine's epoch script")
-
-func (s *embeddedServer) Wipe() (string, error) { return "", errNoWipe }
+// Wipe closes the server and forgets its data, as a restart without
+// persistence loses it.
+func (s *embeddedServer) Wipe() (string, error) {
+	s.server.Close()
+	s.server.FlushAll()
+	return "closed, its data removed", nil
+}
 
 func (s *embeddedServer) Recover() (string, error) {
 	if err := s.server.Restart(); err != nil {
 		return "", fmt.Errorf("restart the embedded server at %s: %w", s.address, err)
 	}
+	miniinfo.Install(s.server) // a new server: a new run_id, its uptime from now
 	return "restarted with its data", nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock"
 )
 
 // localServer is a Redis server that bench or demo started for itself on a
@@ -82,7 +84,7 @@ func startCluster(ctx context.Context, options clusterOptions) (*localCluster, e
 			reason = "as asked"
 		}
 		cluster.description = fmt.Sprintf("%d embedded miniredis servers in this process (%s)", options.nodes, reason)
-		return cluster, nil
+		return cluster, cluster.trust(ctx)
 	}
 
 	cluster.kind = kindProcess
@@ -98,7 +100,22 @@ func startCluster(ctx context.Context, options clusterOptions) (*localCluster, e
 		persistence = "with appendonly yes, appendfsync always"
 	}
 	cluster.description = fmt.Sprintf("%d %s processes (%s), %s", options.nodes, binary, serverVersion(binary), persistence)
-	return cluster, nil
+	return cluster, cluster.trust(ctx)
+}
+
+// trust states the servers new to the quarantine (Client.TrustNodes): they
+// were just started, and nothing locked on them before. On failure it
+// stops them.
+func (c *localCluster) trust(ctx context.Context) error {
+	client, err := redlock.New(c.addresses(), redlock.Options{})
+	if err == nil {
+		err = client.TrustNodes(ctx)
+		client.Close()
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("state the new servers trusted: %w", err), c.close())
+	}
+	return nil
 }
 
 // addresses returns the servers' addresses.

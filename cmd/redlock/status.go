@@ -184,11 +184,15 @@ func fenceText(fence int64) string {
 	return fmt.Sprint(fence)
 }
 
-// printEpochs shows, when some node has an epoch marker (the clients use
-// Options.Quarantine), how old each node's is, and which nodes have none
+// printEpochs shows, when some node has an epoch marker (written by the
+// clients' quarantine), how old each node's is, and which nodes have none
 // of their server process: a client that quarantines keeps those out of
 // the locks for its MaxTTL when it connects.
+//
+// A marker stated new is dated at the start of the node's clock: older
+// than statedNewAge, which no server's uptime reaches.
 func printEpochs(env *environment, lock inspect.LockStatus) {
+	const statedNewAge = 30 * 365 * 24 * time.Hour
 	marked := false
 	for _, node := range lock.Nodes {
 		marked = marked || node.Err == nil && node.EpochAge >= 0
@@ -201,7 +205,9 @@ func printEpochs(env *environment, lock inspect.LockStatus) {
 		case node.Err != nil:
 		case node.EpochAge < 0:
 			fmt.Fprintf(env.stdout, "%s: no epoch marker of this server process (restarted, promoted or flushed): "+
-				"quarantined for MaxTTL when a client with Options.Quarantine connects\n", node.Address)
+				"quarantined for MaxTTL when a client connects\n", node.Address)
+		case node.EpochAge > statedNewAge:
+			fmt.Fprintf(env.stdout, "%s: epoch marker stated new (trust-nodes)\n", node.Address)
 		default:
 			fmt.Fprintf(env.stdout, "%s: epoch marker %v old\n", node.Address, node.EpochAge.Round(time.Millisecond))
 		}

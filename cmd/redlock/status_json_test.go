@@ -52,7 +52,7 @@ func statusBoth(t *testing.T, variables map[string]string, want int, args ...str
 }
 
 func TestStatusJSONOfALock(t *testing.T) {
-	servers, addresses := startNodes(t, 5, redistest.Options{})
+	servers, addresses := startUntrustedNodes(t, 5, redistest.Options{})
 	variables := map[string]string{addressesVariable: addresses}
 	for i, token := range []string{"aaaaaaaa-first host-1", "aaaaaaaa-first host-1", "aaaaaaaa-first host-1", "bbbbbbbb-second"} {
 		require.Equal(t, "OK", servers[i].Do(t, "SET", "held", token, "PX", "60000"))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -13,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	lockmuxotel "github.com/lockmux/lockmux/contrib/otel"
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 )
 
@@ -20,15 +20,8 @@ import (
 // it exports with (or none, for the global ones); this example keeps the
 // spans and metrics in memory and prints them.
 func Example() {
-	var addresses []string
-	for range 3 {
-		server, err := miniredis.Run()
-		if err != nil {
-			panic(err)
-		}
-		defer server.Close()
-		addresses = append(addresses, server.Addr())
-	}
+	addresses, stop := trustednodes.Start(3)
+	defer stop()
 	spans := tracetest.NewSpanRecorder()
 	reader := sdkmetric.NewManualReader()
 	observer, err := lockmuxotel.New(lockmuxotel.Options{

@@ -26,7 +26,7 @@ func TestSpansOfALockCycle(t *testing.T) {
 	tm := newTelemetry(t, lockmuxotel.Options{})
 	client := newClient(t, addressesOf(redistest.StartN(t, 3, redistest.Options{})), tm.observer)
 	ctx := context.Background()
-	m := client.NewMutex("orders:1", redlock.MutexOptions{TTL: time.Minute})
+	m := client.NewMutex("orders:1", redlock.MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	require.NoError(t, m.Extend(ctx))
 	require.NoError(t, m.Unlock(ctx))
@@ -76,7 +76,7 @@ func TestFailedAttemptSpanHasEachNodesOutcome(t *testing.T) {
 	servers := redistest.StartN(t, 2, redistest.Options{})
 	closed := redistest.ClosedAddress(t)
 	addresses := append(addressesOf(servers), closed)
-	holder := newClient(t, addresses, nil).NewMutex("orders:2", redlock.MutexOptions{TTL: time.Minute})
+	holder := newClient(t, addresses, nil).NewMutex("orders:2", redlock.MutexOptions{TTL: 10 * time.Second})
 	ctx := context.Background()
 	require.NoError(t, holder.Lock(ctx))
 
@@ -149,7 +149,7 @@ func TestSpansOfALostHold(t *testing.T) {
 	servers := redistest.StartN(t, 3, redistest.Options{})
 	client := newClient(t, addressesOf(servers), tm.observer)
 	ctx := context.Background()
-	m := client.NewMutex("orders:3", redlock.MutexOptions{TTL: time.Minute})
+	m := client.NewMutex("orders:3", redlock.MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	for _, server := range servers {
 		server.Do(t, "FLUSHALL")

@@ -9,26 +9,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	lockmuxprometheus "github.com/lockmux/lockmux/contrib/prometheus"
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 )
 
 // Serve a Client's metrics on /metrics. A service listens with
 // http.ListenAndServe; this example asks for one page through httptest.
 func Example() {
-	var addresses []string
-	for range 3 {
-		server, err := miniredis.Run()
-		if err != nil {
-			panic(err)
-		}
-		defer server.Close()
-		addresses = append(addresses, server.Addr())
-	}
+	addresses, stop := trustednodes.Start(3)
+	defer stop()
 	client, err := redlock.New(addresses, redlock.Options{NodeTimeout: time.Second})
 	if err != nil {
 		panic(err)

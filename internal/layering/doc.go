@@ -17,9 +17,10 @@
 //     redlock and no other package of the project, except in their tests;
 //   - resp, conn, mux and redlock never import the test support under the
 //     top-level internal/... (redlock/internal/... is part of redlock);
-//   - internal/redistest imports no package of the project, so that it
-//     stays independent of the code it tests, and neither does
-//     internal/workgroup, so that the tests of every package can use it;
+//   - internal/redistest imports no package of the project but
+//     internal/miniinfo, so that it stays independent of the code it
+//     tests, and neither does internal/workgroup, so that the tests of
+//     every package can use it;
 //   - nothing imports cmd/...;
 //   - outside the bench module, the only modules imported are the standard
 //     library, the module itself, github.com/valyala/bytebufferpool and

@@ -27,7 +27,8 @@ var layers = map[string][]string{
 	"mux":                {"conn", "resp"},
 	"redlock":            {"mux", "resp"}, // mux is the one seam to the network: never conn
 	"internal":           {"internal", "redlock", "mux", "conn", "resp"},
-	"internal/redistest": {},
+	"internal/redistest": {"internal/miniinfo"},
+	"internal/miniinfo":  {}, // redistest and the command's demo use it
 	"internal/workgroup": {}, // the tests of every package use it
 	"cmd":                {"internal", "redlock", "mux", "conn", "resp"},
 	"bench":              {"internal", "redlock", "mux", "conn", "resp"},

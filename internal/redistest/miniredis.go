@@ -5,10 +5,13 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/lockmux/lockmux/internal/miniinfo"
 )
 
 // startMiniredis runs an in-process miniredis server with the parts of opts
-// it can honour: the password and TLS. ACL rules cannot be enforced, so a
+// it can honour: the password and TLS. It answers the INFO sections the
+// quarantine reads (package miniinfo). ACL rules cannot be enforced, so a
 // test that asks for them is skipped; persistence, the DEBUG switch,
 // ExtraArgs and Env are ignored.
 func startMiniredis(t testing.TB, opts Options) *Server {
@@ -32,6 +35,7 @@ func startMiniredis(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatalf("redistest: start miniredis: %v", err)
 	}
+	miniinfo.Install(s.mini)
 	t.Cleanup(s.mini.Close)
 	if s.port, err = strconv.Atoi(s.mini.Port()); err != nil {
 		t.Fatalf("redistest: miniredis port %q: %v", s.mini.Port(), err)

@@ -88,9 +88,17 @@ func (c *workerConfig) clientOptions(observer redlock.Observer) redlock.Options 
 		RetryDelayMin: c.RetryMin,
 		RetryDelayMax: c.RetryMax,
 		Observer:      observer,
-		Quarantine:    c.Quarantine,
+		Quarantine:    quarantineMode(c.Quarantine),
 		MaxTTL:        c.TTL,
 	}
+}
+
+// quarantineMode returns the Options.Quarantine that on asks for.
+func quarantineMode(on bool) redlock.QuarantineMode {
+	if on {
+		return redlock.QuarantineOn
+	}
+	return redlock.QuarantineOff
 }
 
 // runWorkers runs config.Goroutines workers that lock, work and unlock

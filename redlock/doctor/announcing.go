@@ -58,14 +58,17 @@ func (a announcing) rule() string {
 }
 
 // ruleWord returns the ACL SETUSER word that grants part (a command's
-// rule word as the permissions list names it, or partKeys, partFenceKeys
-// or partChannels) to a user whose lock keys start with prefix.
+// rule word as the permissions list names it, or partKeys, partFenceKeys,
+// partEpochKeys or partChannels) to a user whose lock keys start with
+// prefix.
 func (a announcing) ruleWord(part, prefix string) string {
 	switch part {
 	case partKeys:
 		return "~" + prefix + "*"
 	case partFenceKeys:
 		return "~" + prefix + "*" + naming.FenceKeySuffix
+	case partEpochKeys:
+		return naming.EpochKeysRule
 	case partChannels:
 		if a.sharded {
 			return "&" + naming.ShardedChannelPrefix("*") + prefix + "*"

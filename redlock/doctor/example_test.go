@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/redlock/doctor"
 )
@@ -16,11 +15,9 @@ import (
 // The in-process server of this example answers neither CONFIG nor the
 // INFO fields of a real Redis, so most checks can only warn.
 func ExampleRun() {
-	server := miniredis.NewMiniRedis()
-	if err := server.Start(); err != nil {
-		panic(err)
-	}
-	defer server.Close()
+	servers, stop := trustednodes.StartServers(1)
+	defer stop()
+	server := servers[0]
 	addresses, options := []string{server.Addr()}, redlock.Options{}
 
 	ctx := context.Background()
@@ -53,6 +50,5 @@ func ExampleRun() {
 	// warn persistence
 	// warn maxmemory-policy
 	// warn uptime
-	// warn epoch
 	// started
 }

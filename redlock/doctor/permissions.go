@@ -50,6 +50,7 @@ func (a announcing) probeKey(prefix string) string {
 const (
 	partKeys      = "keys"
 	partFenceKeys = "fencing counters"
+	partEpochKeys = "epoch markers"
 	partChannels  = "channels"
 )
 
@@ -69,6 +70,7 @@ type permission struct {
 var permissions = []permission{
 	{partKeys, SeverityFail, "every operation fails with ErrConfig (NOPERM)"},
 	{partFenceKeys, SeverityWarn, "fenced Locks (MutexOptions.Fencing) fail with ErrConfig"},
+	{partEpochKeys, SeverityFail, "with the quarantine on (the default), the node's votes never count: every Lock fails"},
 	{partChannels, SeverityWarn, "waiters are not woken by releases, and retry at the retry delay"},
 	{"+set", SeverityFail, "every Lock fails"},
 	{"+evalsha", SeverityFail, "Extend, renewals, multi-key, fenced and waiting Locks and resumptions fail with ErrConfig"},
@@ -82,7 +84,8 @@ var permissions = []permission{
 	{"+subscribe", SeverityWarn, "waiters cannot listen for releases, and retry at the retry delay"},
 	{"+unsubscribe", SeverityWarn, "the first wait that ends makes a Client stop listening to the node; later waiters retry at the retry delay"},
 	{"+client|tracking", SeverityWarn, "the keys of renewed holds are not watched: a key cut short from outside is noticed only at the next renewal"},
-	{"+info", SeverityWarn, "a Client cannot find two addresses of one server (ErrDuplicateNode); INFO-based checks cannot run"},
+	{"+info", SeverityFail, "a Client cannot find two addresses of one server (ErrDuplicateNode) and, with the quarantine on (the default), the node's votes never count"},
+	{"+time", SeverityFail, "with the quarantine on (the default), the node's votes never count: its epoch script calls TIME"},
 }
 
 // refusal is what the ACL refused in an error reply.
@@ -209,6 +212,8 @@ func (f nodeFacts) probePermissions(ctx context.Context, probeKey string) (*perm
 		arguments     []string
 	}{
 		{"SET", "+set", []string{partKeys}, []string{"SET", probeKey, value, "NX", "PX", probeTTL}},
+		{"TIME", "+time", nil, []string{"TIME"}},
+		{"GET", "+get", []string{partEpochKeys}, []string{"GET", naming.EpochKey}},
 		{"SCRIPT LOAD", "+script|load", nil, []string{"SCRIPT", "LOAD", permissionsLua.Source()}},
 		{"EVALSHA", "+evalsha", []string{partKeys}, []string{"EVALSHA", permissionsLua.SHA(), "1", probeKey, value, channel, publish}},
 		{"EVALSHA", "+evalsha", []string{partKeys, partFenceKeys}, []string{"EVALSHA", permissionsLua.SHA(), "2", probeKey, fenceKey, value, channel, publish}},
@@ -231,7 +236,7 @@ func (f nodeFacts) probePermissions(ctx context.Context, probeKey string) (*perm
 			probe.observe(call.command, call.part, call.keys, resp.Value{Type: resp.TypeSimpleString})
 			continue
 		}
-		if probe.observe(call.command, call.part, call.keys, reply) && call.part != "+set" && call.part != "+script|load" {
+		if probe.observe(call.command, call.part, call.keys, reply) && strings.HasPrefix(call.command, "EVAL") {
 			probe.observeScript(reply)
 		}
 	}

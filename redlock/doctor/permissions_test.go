@@ -23,9 +23,9 @@ var probeKeyPattern = "~orders:lockmux-doctor:" + strings.Repeat("[0-9a-f]", 16)
 // lockerRule is the minimal ACL rule of the user "locker" (password "pw")
 // whose lock keys start with "orders:", part by part, the keys first.
 var lockerRule = []string{
-	"~orders:*", "resetchannels &lockmux:released:orders:*",
+	"~orders:*", "~lockmux:epoch*", "resetchannels &lockmux:released:orders:*",
 	"+set", "+evalsha", "+eval", "+script|load", "+get", "+del", "+pttl", "+pexpire",
-	"+publish", "+subscribe", "+unsubscribe", "+client|tracking", "+info",
+	"+publish", "+subscribe", "+unsubscribe", "+client|tracking", "+info", "+time",
 }
 
 // lockerWithout returns the ACL user of locker without the parts given,
@@ -63,7 +63,7 @@ func permissionsOf(t *testing.T, users []string, keyPrefix string) doctor.Findin
 // the keys under the prefix given, pass; a user missing any part of the
 // rule gets a finding that names it and the ACL SETUSER rule that grants
 // it, failing when lock operations would fail and warning when only
-// fencing, notifications or the detection of duplicate servers would.
+// fencing or notifications would.
 func TestDoctorChecksPermissions(t *testing.T) {
 	redistest.RequireReal(t)
 	tests := []struct {
@@ -94,7 +94,11 @@ func TestDoctorChecksPermissions(t *testing.T) {
 		{name: "no CLIENT TRACKING", users: []string{lockerWithout([]string{"+client|tracking"})}, prefix: "orders:",
 			severity: doctor.SeverityWarn, messages: []string{"+client|tracking (the keys of renewed holds are not watched", "ACL SETUSER locker +client|tracking "}},
 		{name: "no INFO", users: []string{lockerWithout([]string{"+info"})}, prefix: "orders:",
-			severity: doctor.SeverityWarn, messages: []string{"+info (a Client cannot find two addresses", "ACL SETUSER locker +info "}},
+			severity: doctor.SeverityFail, messages: []string{"+info (a Client cannot find two addresses", "ACL SETUSER locker +info "}},
+		{name: "no TIME", users: []string{lockerWithout([]string{"+time"})}, prefix: "orders:",
+			severity: doctor.SeverityFail, messages: []string{"+time (with the quarantine on", "ACL SETUSER locker +time "}},
+		{name: "no epoch markers", users: []string{lockerWithout([]string{"~lockmux:epoch*"})}, prefix: "orders:",
+			severity: doctor.SeverityFail, messages: []string{"~lockmux:epoch* (with the quarantine on", "ACL SETUSER locker ~lockmux:epoch* "}},
 		{name: "no channels", users: []string{lockerWithout([]string{"resetchannels &lockmux:released:orders:*"})}, prefix: "orders:",
 			severity: doctor.SeverityWarn, messages: []string{"&lockmux:released:orders:* (waiters are not woken", "ACL SETUSER locker &lockmux:released:orders:* "}},
 		{name: "no lock keys", users: []string{lockerWithout([]string{"~orders:*"}, "~invoices:*")}, prefix: "orders:",
@@ -105,8 +109,8 @@ func TestDoctorChecksPermissions(t *testing.T) {
 		{name: "no prefix given for a user of some keys", users: []string{lockerWithout(nil)},
 			severity: doctor.SeverityWarn, messages: []string{"may not use the probe key lockmux-doctor:", "--key-prefix", "could not check"}},
 		{name: "no command at all", users: []string{"locker on >pw ~* &*"}, prefix: "orders:",
-			severity: doctor.SeverityFail, messages: []string{"ACL SETUSER locker +set +evalsha +eval +script|load +subscribe +client|tracking +info ",
-				"could not check ~orders:* ~orders:*:lockmux-fence &lockmux:released:orders:* +get +del +pttl +pexpire +publish +unsubscribe"}},
+			severity: doctor.SeverityFail, messages: []string{"ACL SETUSER locker +set +evalsha +eval +script|load +get +subscribe +client|tracking +info +time ",
+				"could not check ~orders:* ~orders:*:lockmux-fence ~lockmux:epoch* &lockmux:released:orders:* +del +pttl +pexpire +publish +unsubscribe"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

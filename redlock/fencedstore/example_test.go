@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/alicebob/miniredis/v2"
-
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/redlock/fencedstore"
 )
@@ -15,11 +14,9 @@ import (
 // here are written by hand; a holder takes its own from Mutex.Fence, with
 // MutexOptions.Fencing.
 func ExampleStore_Set() {
-	server := miniredis.NewMiniRedis()
-	if err := server.Start(); err != nil {
-		panic(err)
-	}
-	defer server.Close()
+	servers, stop := trustednodes.StartServers(1)
+	defer stop()
+	server := servers[0]
 
 	store, err := fencedstore.New(server.Addr(), redlock.Options{})
 	if err != nil {

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/redlock/inspect"
 )
@@ -15,21 +14,7 @@ import (
 // addresses and a function that stops them. Real deployments give the
 // addresses of independent Redis masters.
 func startNodes(n int) ([]string, func()) {
-	var addresses []string
-	var servers []*miniredis.Miniredis
-	for range n {
-		server := miniredis.NewMiniRedis()
-		if err := server.Start(); err != nil {
-			panic(err)
-		}
-		servers = append(servers, server)
-		addresses = append(addresses, server.Addr())
-	}
-	return addresses, func() {
-		for _, server := range servers {
-			server.Close()
-		}
-	}
+	return trustednodes.Start(n)
 }
 
 // Look at a lock from outside its holder: who holds it, on how many nodes.
@@ -42,7 +27,7 @@ func ExampleInspector_Status() {
 	}
 	defer client.Close()
 	ctx := context.Background()
-	m := client.NewMutex("jobs:nightly", redlock.MutexOptions{TTL: time.Minute})
+	m := client.NewMutex("jobs:nightly", redlock.MutexOptions{TTL: 10 * time.Second})
 	if err := m.Lock(ctx); err != nil {
 		panic(err)
 	}
@@ -78,11 +63,9 @@ func ExampleInspector_Status() {
 // Find the lock keys that have no TTL: each blocks its lock on its node
 // forever.
 func ExampleInspector_Scan() {
-	server := miniredis.NewMiniRedis()
-	if err := server.Start(); err != nil {
-		panic(err)
-	}
-	defer server.Close()
+	servers, stop := trustednodes.StartServers(1)
+	defer stop()
+	server := servers[0]
 	server.Set("locks:stuck", "written by hand, without a TTL")
 	client, err := redlock.New([]string{server.Addr()}, redlock.Options{})
 	if err != nil {
@@ -90,7 +73,7 @@ func ExampleInspector_Scan() {
 	}
 	defer client.Close()
 	ctx := context.Background()
-	if err := client.NewMutex("locks:a", redlock.MutexOptions{TTL: time.Minute}).Lock(ctx); err != nil {
+	if err := client.NewMutex("locks:a", redlock.MutexOptions{TTL: 10 * time.Second}).Lock(ctx); err != nil {
 		panic(err)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/redlock/inspect"
@@ -36,7 +37,8 @@ func newClient(t *testing.T, addresses ...string) *redlock.Client {
 	return client
 }
 
-// inspectNodes starts n servers and returns them with their addresses.
+// inspectNodes starts n servers, stated new, and returns them with their
+// addresses.
 func inspectNodes(t *testing.T, n int) ([]*redistest.Server, []string) {
 	t.Helper()
 	servers := redistest.StartN(t, n, redistest.Options{})
@@ -44,6 +46,7 @@ func inspectNodes(t *testing.T, n int) ([]*redistest.Server, []string) {
 	for i, server := range servers {
 		addresses[i] = server.Addr()
 	}
+	require.NoError(t, trustednodes.Trust(addresses, redlock.Options{}))
 	return servers, addresses
 }
 
@@ -98,7 +101,7 @@ func TestStatusFollowsAMutex(t *testing.T) {
 	_, addresses := inspectNodes(t, 5)
 	client, inspector := newClient(t, addresses...), newInspector(t, addresses...)
 	ctx := context.Background()
-	m := client.NewMutex("jobs:nightly", redlock.MutexOptions{TTL: 30 * time.Second, Fencing: true})
+	m := client.NewMutex("jobs:nightly", redlock.MutexOptions{TTL: 10 * time.Second, Fencing: true})
 	require.NoError(t, m.Lock(ctx))
 
 	status, err := inspector.Status(ctx, "jobs:nightly")

@@ -6,8 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/redlock/slogobserver"
 )
@@ -17,11 +16,9 @@ import (
 // does not depend on which nodes a Lock had reached when it returned: it
 // returns once a quorum confirmed.)
 func Example() {
-	server, err := miniredis.Run()
-	if err != nil {
-		panic(err)
-	}
-	defer server.Close()
+	servers, stop := trustednodes.StartServers(1)
+	defer stop()
+	server := servers[0]
 
 	// Times, durations and errors (which name the node's port) vary from
 	// run to run: this example leaves them out of its output.

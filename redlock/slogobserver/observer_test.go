@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/redlock/slogobserver"
 )
@@ -66,13 +67,15 @@ func newClient(t *testing.T, addresses []string, level slog.Level) (*redlock.Cli
 	return client, log
 }
 
-// startNodes starts n redis-server nodes and returns their addresses.
+// startNodes starts n redis-server nodes, stated new, and returns their
+// addresses.
 func startNodes(t testing.TB, n int) []string {
 	t.Helper()
 	var addresses []string
 	for _, server := range redistest.StartN(t, n, redistest.Options{}) {
 		addresses = append(addresses, server.Addr())
 	}
+	require.NoError(t, trustednodes.Trust(addresses, redlock.Options{}))
 	return addresses
 }
 
@@ -81,7 +84,7 @@ func startNodes(t testing.TB, n int) []string {
 func TestCycleIsLoggedAtDebug(t *testing.T) {
 	client, log := newClient(t, startNodes(t, 3), slog.LevelDebug)
 	ctx := context.Background()
-	m := client.NewMutex("orders:1", redlock.MutexOptions{TTL: time.Minute})
+	m := client.NewMutex("orders:1", redlock.MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	require.NoError(t, m.Extend(ctx))
 	require.NoError(t, m.Unlock(ctx))
@@ -122,9 +125,10 @@ func TestLostHoldIsAWarning(t *testing.T) {
 	for _, server := range servers {
 		addresses = append(addresses, server.Addr())
 	}
+	require.NoError(t, trustednodes.Trust(addresses, redlock.Options{}))
 	client, log := newClient(t, addresses, slog.LevelInfo)
 	ctx := context.Background()
-	m := client.NewMutex("orders:4", redlock.MutexOptions{TTL: time.Minute})
+	m := client.NewMutex("orders:4", redlock.MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	for _, server := range servers {
 		server.Do(t, "FLUSHALL")

@@ -68,8 +68,12 @@ const DefaultClientName = "lockmux"
 // connection loads the scripts when it connects), GET, DEL, PTTL and
 // PEXPIRE (called by the scripts), PUBLISH (the release script announces
 // releases), SUBSCRIBE and UNSUBSCRIBE (waiters listen for them), CLIENT
-// TRACKING (renewed holds watch their keys) and INFO (every connection
-// reads the server's run_id, to find two addresses of one server). HELLO
-// and AUTH need no rule. The keys and channels of the rule depend on the
-// user's lock keys: see docs/acl.md.
-const UserCommandsRule = "+set +evalsha +eval +script|load +get +del +pttl +pexpire +publish +subscribe +unsubscribe +client|tracking +info"
+// TRACKING (renewed holds watch their keys), INFO (the server's run_id,
+// and the quarantine's reading of the node) and TIME (the quarantine's
+// epoch marker). HELLO and AUTH need no rule. The keys and channels of the
+// rule depend on the user's lock keys: see docs/acl.md.
+const UserCommandsRule = "+set +evalsha +eval +script|load +get +del +pttl +pexpire +publish +subscribe +unsubscribe +client|tracking +info +time"
+
+// EpochKeysRule is the part of the minimal ACL rule that grants the keys
+// of the epoch markers, on a plain node and on a Redis Cluster's masters.
+const EpochKeysRule = "~" + EpochKey + "*"
