@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux/internal/cluster"
 )
 
 // shardLinks are a Redis Cluster member's subscription connections, one
@@ -18,7 +19,7 @@ import (
 // channels itself, with an SUNSUBSCRIBE push the owner of the Subscriber
 // sees.
 type shardLinks struct {
-	cluster *cluster
+	cluster *cluster.Cluster
 	options conn.Options // for each master's connection
 
 	// redirected receives a value after a master refused a push command
@@ -43,22 +44,22 @@ type shardLink struct {
 // shardLink): the connection's OnConnect, or the map's arrival, has the
 // subscriptions made again.
 func (s *Subscriber) sendToShard(node int, command []byte) bool {
-	slot := anySlot
-	if channel, ok := firstArgument(command); ok {
-		slot = slotOf(channel)
+	slot := cluster.AnySlot
+	if channel, ok := cluster.FirstArgument(command); ok {
+		slot = cluster.SlotOf(channel)
 	}
 	l := s.shardLink(node, slot)
 	return l != nil && l.conn.SendPush(command)
 }
 
 // shardLink returns node's subscription connection to the master of slot
-// (any master for anySlot), or nil when it has none yet: it is dialled
+// (any master for cluster.AnySlot), or nil when it has none yet: it is dialled
 // then, or, before the slot map is known, the map is read.
 func (s *Subscriber) shardLink(node, slot int) *shardLink {
 	shards := s.nodes[node].shards
-	hostPort := shards.cluster.hostPortOf(slot)
+	hostPort := shards.cluster.HostPortOf(slot)
 	if hostPort == "" {
-		shards.cluster.readSlotsInBackground()
+		shards.cluster.ReadSlotsInBackground()
 		return nil
 	}
 	shards.mu.Lock()
@@ -79,7 +80,7 @@ func (s *Subscriber) dial(node int, hostPort string) {
 	if shards.links[hostPort] != nil {
 		return
 	}
-	server, err := s.newLink(node, shards.cluster.serverURL(hostPort), shards.options)
+	server, err := s.newLink(node, shards.cluster.ServerURL(hostPort), shards.options)
 	if err != nil {
 		return // the address came from the cluster's own map, in the form New takes
 	}
@@ -95,9 +96,9 @@ func (s *Subscriber) dial(node int, hostPort string) {
 // redirected takes a master's refusal of a push command with a redirect:
 // the slot has moved. The slot map learns it, and the member's
 // subscriptions are made again.
-func (s *Subscriber) redirected(node int, to redirect) {
+func (s *Subscriber) redirected(node int, to cluster.Redirect) {
 	shards := s.nodes[node].shards
-	shards.cluster.moved(to) // a failure leaves the map as it was: the subscriptions are made again where it says
+	shards.cluster.Moved(to) // a failure leaves the map as it was: the subscriptions are made again where it says
 	select {
 	case shards.redirected <- struct{}{}:
 	default:
@@ -106,11 +107,11 @@ func (s *Subscriber) redirected(node int, to redirect) {
 
 // followMap has node's subscriptions made again (SubscribeOptions.OnConnect)
 // after each change of the cluster's slot map and after each redirect, at
-// most once every mapRecheckDelay, and closes the connections to servers
+// most once every cluster.MapRecheckDelay, and closes the connections to servers
 // that are no longer masters.
 func (s *Subscriber) followMap(ctx context.Context, node int) {
 	shards := s.nodes[node].shards
-	changes, unwatch := shards.cluster.watchMap()
+	changes, unwatch := shards.cluster.WatchMap()
 	defer unwatch()
 	defer shards.closeAll()
 	pause := time.NewTimer(0)
@@ -129,7 +130,7 @@ func (s *Subscriber) followMap(ctx context.Context, node int) {
 		if onConnect := s.options.OnConnect; onConnect != nil {
 			onConnect(node)
 		}
-		pause.Reset(mapRecheckDelay)
+		pause.Reset(cluster.MapRecheckDelay)
 		select {
 		case <-ctx.Done():
 			return
@@ -144,7 +145,7 @@ func (shards *shardLinks) closeGone() {
 	shards.mu.Lock()
 	defer shards.mu.Unlock()
 	for hostPort, link := range shards.links {
-		if !shards.cluster.isMaster(hostPort) {
+		if !shards.cluster.IsMaster(hostPort) {
 			link.stop()
 			delete(shards.links, hostPort)
 		}
@@ -159,18 +160,4 @@ func (shards *shardLinks) closeAll() {
 		link.stop()
 		delete(shards.links, hostPort)
 	}
-}
-
-// firstArgument returns the first argument of an encoded command: the
-// first channel of a push command.
-func firstArgument(command []byte) ([]byte, bool) {
-	count, rest, ok := arrayHeader(command)
-	if !ok || count < 2 {
-		return nil, false
-	}
-	if _, rest, ok = bulkString(rest); !ok {
-		return nil, false
-	}
-	argument, _, ok := bulkString(rest)
-	return argument, ok
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux/internal/cluster"
 )
 
 var (
@@ -47,14 +48,14 @@ var (
 	ErrUnfinished = conn.ErrUnfinished
 
 	// ErrRedirectLoop is matched by the outcome of a command that a Redis
-	// Cluster member redirected more than maxRedirects times: its slot
-	// moves faster than the cluster answers. The command was not applied.
-	ErrRedirectLoop = errors.New("mux: too many cluster redirects")
+	// Cluster member redirected more than 5 times: its slot moves faster
+	// than the cluster answers. The command was not applied.
+	ErrRedirectLoop = cluster.ErrRedirectLoop
 
 	// ErrClusterMap is matched by the error of a Redis Cluster member whose
 	// slot map could not be read from any of its nodes, or says that some
 	// slot has no master.
-	ErrClusterMap = errors.New("mux: cannot read the cluster's slot map")
+	ErrClusterMap = cluster.ErrClusterMap
 )
 
 // ParseAddress checks an address in the forms New accepts ("host:port",

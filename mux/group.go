@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux/internal/cluster"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -70,7 +71,7 @@ func (g *Group) AskSentinels(ctx context.Context, i int) []SentinelReport {
 // IsCluster reports whether server i is a Redis Cluster (see
 // conn.ParseAddress): its commands go to the masters of their keys' slots.
 func (g *Group) IsCluster(i int) bool {
-	_, ok := g.nodes[i].(*cluster)
+	_, ok := g.nodes[i].(*cluster.Cluster)
 	return ok
 }
 
@@ -79,11 +80,11 @@ func (g *Group) IsCluster(i int) bool {
 // goes to that master, reading the map first if it was not yet; nil for
 // any other member. It fails when the map cannot be read.
 func (g *Group) MasterTags(ctx context.Context, i int) ([]string, error) {
-	cluster, ok := g.nodes[i].(*cluster)
+	member, ok := g.nodes[i].(*cluster.Cluster)
 	if !ok {
 		return nil, nil
 	}
-	return cluster.masterTags(ctx)
+	return member.MasterTags(ctx)
 }
 
 // Asked reports whether member node's command in round, on a Redis
@@ -93,8 +94,8 @@ func (g *Group) MasterTags(ctx context.Context, i int) ([]string, error) {
 // leaves, where their subscribers listen, so what the command published
 // reached none of them. It is false for any other member.
 func (g *Group) Asked(round *Round, node int) bool {
-	cluster, ok := g.nodes[node].(*cluster)
-	return ok && cluster.asked(&round.calls[node])
+	member, ok := g.nodes[node].(*cluster.Cluster)
+	return ok && member.Asked(&round.calls[node])
 }
 
 // SentinelReport is what one sentinel says of its master: conn's type,

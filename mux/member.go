@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux/internal/cluster"
 )
 
 // member is one of a Group's N independent members: one server, reached
 // by a conn.Conn, or a Redis Cluster, whose slots are on many servers
-// (cluster). A round sends its command once to each member; the member
+// (cluster.Cluster). A round sends its command once to each member; the member
 // takes it to the server that must answer.
 type member interface {
 	Address() string
@@ -42,7 +43,11 @@ func newMember(node int, address string, options Options) (member, error) {
 		return nil, err
 	}
 	if parsed.Cluster {
-		return newCluster(node, parsed, options), nil
+		return cluster.New(parsed, cluster.Options{
+			Conn:           options.connOptions(node),
+			DialTimeout:    options.DialTimeout,
+			RequestTimeout: options.RequestTimeout,
+		}), nil
 	}
 	return conn.New(address, options.connOptions(node))
 }

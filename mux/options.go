@@ -74,14 +74,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// dialTimeout returns DialTimeout, or its default.
-func (o Options) dialTimeout() time.Duration {
-	if o.DialTimeout == 0 {
-		return conn.DefaultDialTimeout
-	}
-	return o.DialTimeout
-}
-
 // connOptions returns the options of one connection of member node.
 func (o Options) connOptions(node int) conn.Options {
 	options := conn.Options{

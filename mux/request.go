@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockmux/lockmux/mux/internal/cluster"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -59,11 +60,11 @@ func (g *Group) Do(ctx context.Context, node int, requests ...*Request) error {
 		return fmt.Errorf("mux: %s: %w", g.nodes[node].Address(), err)
 	}
 	server := g.nodes[node]
-	cluster, _ := server.(*cluster)
+	clusterMember, _ := server.(*cluster.Cluster)
 	deadline := time.Now().Add(g.options.RequestTimeout)
 	for _, request := range requests {
-		if cluster != nil && request.routeAs != "" {
-			cluster.sendTo(cluster.routeKey(request.routeAs), &request.call, deadline)
+		if clusterMember != nil && request.routeAs != "" {
+			clusterMember.SendTo(clusterMember.RouteKey(request.routeAs), &request.call, deadline)
 			continue
 		}
 		server.Send(&request.call, deadline)

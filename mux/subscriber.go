@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux/internal/cluster"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -148,9 +149,9 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 		// Only the link's goroutine dials, so that a connection tracks
 		// before it carries an arming read (see Track).
 		connOptions.NoDialOnSend = true
-		if cluster, ok := node.(*cluster); ok {
-			connOptions.Username, connOptions.Password = cluster.connOptions.Username, cluster.connOptions.Password
-			sub.shards = &shardLinks{cluster: cluster, options: connOptions, links: make(map[string]*shardLink), redirected: make(chan struct{}, 1)}
+		if member, ok := node.(*cluster.Cluster); ok {
+			connOptions.Username, connOptions.Password = member.Credentials()
+			sub.shards = &shardLinks{cluster: member, options: connOptions, links: make(map[string]*shardLink), redirected: make(chan struct{}, 1)}
 			// The member's first OnConnect comes at once, as a server's
 			// comes with its first connection: its subscriptions go where
 			// the map says, read first if need be (see sendToShard).
@@ -202,7 +203,7 @@ func (s *Subscriber) listen(ctx context.Context, node int, l *link, shard bool) 
 				var refused error
 				err := link.Listen(listening, func(refusal resp.Value) {
 					if shard {
-						if redirect, ok := parseRedirect(refusal.Str); ok {
+						if redirect, ok := cluster.ParseRedirect(refusal.Str); ok {
 							s.redirected(node, redirect)
 							return
 						}
@@ -223,7 +224,7 @@ func (s *Subscriber) listen(ctx context.Context, node int, l *link, shard bool) 
 			}
 		}
 		if shard && ctx.Err() == nil {
-			s.nodes[node].shards.cluster.unreachable() // the master failed or went: its slots may have a new one
+			s.nodes[node].shards.cluster.Unreachable() // the master failed or went: its slots may have a new one
 		}
 		backoff = conn.NextBackoff(backoff, lasted, subscriptionBackoffMin, subscriptionBackoffMax)
 		// Full jitter in [backoff/2, backoff] keeps clients out of step.

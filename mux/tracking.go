@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
+	"github.com/lockmux/lockmux/mux/internal/cluster"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -186,9 +187,9 @@ func (s *Subscriber) trackingLink(node int, keys []string) *link {
 	if sub.shards == nil {
 		return sub.link
 	}
-	slot := anySlot
+	slot := cluster.AnySlot
 	if len(keys) > 0 {
-		slot = slotOf(keys[0])
+		slot = cluster.SlotOf(keys[0])
 	}
 	if l := s.shardLink(node, slot); l != nil {
 		return l.link

@@ -6,11 +6,13 @@
 // The rules, checked on every non-test .go file:
 //
 //   - resp imports only the standard library;
-//   - conn may import resp; mux may import conn and resp; redlock and the
-//     packages under it (its tools, redlock/doctor, redlock/inspect,
-//     redlock/fencedstore, and redlock/internal/...) may import mux, resp
-//     and the packages of the redlock subtree, but never conn: mux is their
-//     one seam to the network;
+//   - conn may import resp; mux may import conn and resp, and so may the
+//     packages under mux/internal/... (its Redis Cluster client), which
+//     never import mux itself;
+//   - redlock and the packages under it (its tools, redlock/doctor,
+//     redlock/inspect, redlock/fencedstore, and redlock/internal/...) may
+//     import mux, resp and the packages of the redlock subtree, but never
+//     conn: mux is their one seam to the network;
 //   - cmd/... and bench may import any package of the project except
 //     another command;
 //   - the adapters under contrib/..., each a module of its own, may import

@@ -25,7 +25,8 @@ var layers = map[string][]string{
 	"resp":               {},
 	"conn":               {"resp"},
 	"mux":                {"conn", "resp"},
-	"redlock":            {"mux", "resp"}, // mux is the one seam to the network: never conn
+	"mux/internal":       {"conn", "resp"}, // mux's rooms (its Redis Cluster client): never mux itself
+	"redlock":            {"mux", "resp"},  // mux is the one seam to the network: never conn
 	"internal":           {"internal", "redlock", "mux", "conn", "resp"},
 	"internal/redistest": {"internal/miniinfo"},
 	"internal/miniinfo":  {}, // redistest and the command's demo use it
@@ -171,6 +172,10 @@ func TestProblem(t *testing.T) {
 		{name: "conn imports mux", file: main("conn"), importPath: module + "/mux"},
 		{name: "mux imports conn", file: main("mux"), importPath: module + "/conn", wantOK: true},
 		{name: "mux imports redlock", file: main("mux"), importPath: module + "/redlock"},
+		{name: "mux imports its cluster client", file: main("mux"), importPath: module + "/mux/internal/cluster", wantOK: true},
+		{name: "the cluster client imports conn", file: main("mux/internal/cluster"), importPath: module + "/conn", wantOK: true},
+		{name: "the cluster client imports mux", file: main("mux/internal/cluster"), importPath: module + "/mux"},
+		{name: "the cluster client imports redlock", file: main("mux/internal/cluster"), importPath: module + "/redlock"},
 		{name: "redlock imports mux", file: main("redlock"), importPath: module + "/mux", wantOK: true},
 		{name: "redlock imports conn, around mux", file: main("redlock"), importPath: module + "/conn"},
 		{name: "a subpackage of redlock imports conn", file: main("redlock/doctor"), importPath: module + "/conn"},

@@ -1,4 +1,4 @@
-package mux
+package cluster
 
 import (
 	"testing"
@@ -52,16 +52,16 @@ func words(arguments ...string) [][]byte {
 	return out
 }
 
-// parseRedirect reads MOVED and ASK, and refuses whatever is not one.
+// ParseRedirect reads MOVED and ASK, and refuses whatever is not one.
 func TestParseRedirect(t *testing.T) {
-	r, ok := parseRedirect([]byte("MOVED 3999 127.0.0.1:6381"))
+	r, ok := ParseRedirect([]byte("MOVED 3999 127.0.0.1:6381"))
 	require.True(t, ok)
-	assert.Equal(t, redirect{slot: 3999, hostPort: "127.0.0.1:6381"}, r)
-	r, ok = parseRedirect([]byte("ASK 0 [::1]:7000"))
+	assert.Equal(t, Redirect{slot: 3999, hostPort: "127.0.0.1:6381"}, r)
+	r, ok = ParseRedirect([]byte("ASK 0 [::1]:7000"))
 	require.True(t, ok)
-	assert.Equal(t, redirect{ask: true, slot: 0, hostPort: "[::1]:7000"}, r)
+	assert.Equal(t, Redirect{ask: true, slot: 0, hostPort: "[::1]:7000"}, r)
 	for _, bad := range []string{"MOVED 16384 h:1", "MOVED x h:1", "MOVED 1", "MOVED 1 host", "MOVED  h:1", "ASKED 1 h:1", "ERR x", "MOVED 99999999999999999999 h:1"} {
-		_, ok := parseRedirect([]byte(bad))
+		_, ok := ParseRedirect([]byte(bad))
 		assert.False(t, ok, bad)
 	}
 }

@@ -1,4 +1,4 @@
-package mux
+package cluster
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ const (
 // at most maxTryAgains times and within the call's deadline; a carried
 // call still answered TRYAGAIN then goes on in the background (see
 // carryThrough), and its caller gets the TRYAGAIN reply.
-func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
+func (c *Cluster) Wait(ctx context.Context, call *conn.Call) {
 	if c.await(ctx, call, call.Deadline(), maxTryAgains) && call.Carry {
 		c.carryThrough(call)
 	}
@@ -49,7 +49,7 @@ func (c *cluster) Wait(ctx context.Context, call *conn.Call) {
 // TRYAGAIN reply, it sends call again to the master of its slot after a
 // backoff, at most tries times, and while it can be sent by until. It
 // reports whether it left call with a TRYAGAIN reply.
-func (c *cluster) await(ctx context.Context, call *conn.Call, until time.Time, tries int) (tryAgain bool) {
+func (c *Cluster) await(ctx context.Context, call *conn.Call, until time.Time, tries int) (tryAgain bool) {
 	var asked []*conn.Conn // the connections made for ASK redirects
 	closeAsked := func() {
 		for _, private := range asked {
@@ -66,7 +66,7 @@ func (c *cluster) await(ctx context.Context, call *conn.Call, until time.Time, t
 		}
 		sentOn.Wait(ctx, call)
 		if call.Err != nil && !call.Abandoned() {
-			c.unreachable()
+			c.Unreachable()
 		}
 		if call.Err != nil || call.Abandoned() || call.Reply.Type != resp.TypeError {
 			return false
@@ -81,7 +81,7 @@ func (c *cluster) await(ctx context.Context, call *conn.Call, until time.Time, t
 			redirects = -1 // each try follows its own redirects
 			continue
 		}
-		redirect, ok := parseRedirect(call.Reply.Str)
+		redirect, ok := ParseRedirect(call.Reply.Str)
 		if !ok {
 			return false
 		}
@@ -95,7 +95,7 @@ func (c *cluster) await(ctx context.Context, call *conn.Call, until time.Time, t
 			}
 			continue
 		}
-		target, err := c.moved(redirect)
+		target, err := c.Moved(redirect)
 		if err != nil {
 			call.Fail(fmt.Errorf("mux: %s: redirected to %s: %w", c.name, redirect.hostPort, err))
 			return false
@@ -112,7 +112,7 @@ func isTryAgain(text []byte) bool { return string(resp.ErrorCode(text)) == "TRYA
 // reply due by until or within the request timeout, whichever comes
 // first. It reports false, and leaves call as it is, when ctx ends first,
 // when it could not send by until, or when the member is closed.
-func (c *cluster) sendAgain(ctx context.Context, call *conn.Call, pause time.Duration, until time.Time) bool {
+func (c *Cluster) sendAgain(ctx context.Context, call *conn.Call, pause time.Duration, until time.Time) bool {
 	if time.Now().Add(pause).After(until) {
 		return false
 	}
@@ -129,7 +129,7 @@ func (c *cluster) sendAgain(ctx context.Context, call *conn.Call, pause time.Dur
 	if closed {
 		return false
 	}
-	c.sendTo(c.route(call.Command), call, minTime(until, time.Now().Add(c.options.RequestTimeout)))
+	c.SendTo(c.route(call.Command), call, minTime(until, time.Now().Add(c.options.RequestTimeout)))
 	if sentOn := call.SentOn(); sentOn != nil {
 		sentOn.Flush()
 	}
@@ -141,7 +141,7 @@ func (c *cluster) sendAgain(ctx context.Context, call *conn.Call, pause time.Dur
 // until its CarryUntil: a release whose keys a resharding has split
 // between two masters reaches them once they have all moved. A call
 // still answered TRYAGAIN then is reported to Options.OnUnfinished.
-func (c *cluster) carryThrough(call *conn.Call) {
+func (c *Cluster) carryThrough(call *conn.Call) {
 	if !time.Now().Before(call.CarryUntil) {
 		return
 	}
@@ -165,7 +165,7 @@ func (c *cluster) carryThrough(call *conn.Call) {
 // sent elsewhere still reaches its key. A TRYAGAIN is tried again (see
 // carryThrough). A carried command may run twice. The Conn calls it with
 // its lock held (conn.Options.OnCarriedReply).
-func (c *cluster) carriedReply(command []byte, until time.Time, label string, reply resp.Value) {
+func (c *Cluster) carriedReply(command []byte, until time.Time, label string, reply resp.Value) {
 	if reply.Type != resp.TypeError {
 		return
 	}
@@ -173,7 +173,7 @@ func (c *cluster) carriedReply(command []byte, until time.Time, label string, re
 		c.carryThrough(&conn.Call{Command: command, Carry: true, CarryUntil: until, Label: label})
 		return
 	}
-	to, ok := parseRedirect(reply.Str)
+	to, ok := ParseRedirect(reply.Str)
 	if !ok {
 		return
 	}
@@ -184,7 +184,7 @@ func (c *cluster) carriedReply(command []byte, until time.Time, label string, re
 // follow sends call where the redirect to points, and waits for its reply
 // until its CarryUntil, following further redirects (see Wait); a call
 // still unanswered then is carried by the connection it was sent on.
-func (c *cluster) follow(call *conn.Call, to redirect) {
+func (c *Cluster) follow(call *conn.Call, to Redirect) {
 	ctx, cancel := context.WithDeadline(context.Background(), call.CarryUntil)
 	defer cancel()
 	if to.ask {
@@ -194,7 +194,7 @@ func (c *cluster) follow(call *conn.Call, to redirect) {
 		}
 		defer private.Close()
 	} else {
-		target, err := c.moved(to)
+		target, err := c.Moved(to)
 		if err != nil {
 			return
 		}
@@ -204,9 +204,9 @@ func (c *cluster) follow(call *conn.Call, to redirect) {
 	c.Wait(ctx, call)
 }
 
-// asked reports whether call was last sent on a connection made for an
+// Asked reports whether call was last sent on a connection made for an
 // ASK redirect (see ask), to the master its slot is being migrated to.
-func (c *cluster) asked(call *conn.Call) bool {
+func (c *Cluster) Asked(call *conn.Call) bool {
 	sentOn := call.SentOn()
 	if sentOn == nil {
 		return false
@@ -224,7 +224,7 @@ func (c *cluster) asked(call *conn.Call) bool {
 // ask sends call, after ASKING, to the master at hostPort on a connection
 // of its own, which it returns for the caller to close once the reply
 // came; nil when it failed the call.
-func (c *cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *conn.Conn {
+func (c *Cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *conn.Conn {
 	private, err := c.passingConn(hostPort)
 	if err != nil {
 		call.Fail(fmt.Errorf("mux: %s: asked to %s: %w", c.name, hostPort, err))
@@ -248,7 +248,7 @@ func (c *cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *co
 // of a carried call that its caller lets go of without reading it
 // (Group.Discard) is looked at still: a redirect is followed, as for the
 // reply of a carried call that its connection reads (carriedReply).
-func (c *cluster) Collect(call *conn.Call) bool {
+func (c *Cluster) Collect(call *conn.Call) bool {
 	sentOn := call.SentOn()
 	if sentOn == nil {
 		return true
@@ -262,16 +262,17 @@ func (c *cluster) Collect(call *conn.Call) bool {
 	return true
 }
 
-func (c *cluster) Abandon(call *conn.Call) {
+// Abandon lets go of call where it was sent (conn.Conn.Abandon).
+func (c *Cluster) Abandon(call *conn.Call) {
 	if sentOn := call.SentOn(); sentOn != nil {
 		sentOn.Abandon(call)
 	}
 }
 
-// moved records that to's slot is now served by the master it names, in
+// Moved records that to's slot is now served by the master it names, in
 // a copy of the map, which lists that master if it did not, has the whole
 // map read again in the background, and returns the master's connection.
-func (c *cluster) moved(to redirect) (*conn.Conn, error) {
+func (c *Cluster) Moved(to Redirect) (*conn.Conn, error) {
 	target, err := c.server(to.hostPort)
 	if err != nil {
 		return nil, err
@@ -288,20 +289,20 @@ func (c *cluster) moved(to redirect) (*conn.Conn, error) {
 		}
 	}
 	c.stale.Store(true)
-	c.readSlotsInBackground()
+	c.ReadSlotsInBackground()
 	return target, nil
 }
 
-// redirect is a MOVED or ASK error reply: "MOVED slot host:port".
-type redirect struct {
+// Redirect is a MOVED or ASK error reply: "MOVED slot host:port".
+type Redirect struct {
 	ask      bool
 	slot     int
 	hostPort string
 }
 
-// parseRedirect reads a MOVED or ASK error reply.
-func parseRedirect(text []byte) (redirect, bool) {
-	var r redirect
+// ParseRedirect reads a MOVED or ASK error reply.
+func ParseRedirect(text []byte) (Redirect, bool) {
+	var r Redirect
 	var rest []byte
 	switch {
 	case len(text) > 6 && string(text[:6]) == "MOVED ":

@@ -1,4 +1,4 @@
-package mux
+package cluster
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/lockmux/lockmux/conn"
 )
 
-// cluster is a member of a Group that is a Redis Cluster: each command
+// Cluster is a member of a Group that is a Redis Cluster: each command
 // goes to the master of the slot of its first key (routingKey), keyless
 // commands to any master. The slot map comes from CLUSTER SHARDS (CLUSTER
 // SLOTS on Redis 6), asked of the masters it knows and of the seeds of its
@@ -23,8 +23,9 @@ import (
 // is followed, at most maxRedirects times, by
 // sending the command again where it points (after ASKING for an ASK),
 // and a TRYAGAIN reply by sending it again after a backoff.
-// Concurrent callers still share each master's one connection.
-type cluster struct {
+// Concurrent callers still share each master's one connection. A Cluster
+// is safe for concurrent use.
+type Cluster struct {
 	address     conn.Address
 	name        string
 	options     Options
@@ -35,13 +36,13 @@ type cluster struct {
 	mu       sync.Mutex
 	servers  map[string]*conn.Conn // "host:port" → the connection to that master
 	closed   bool
-	watchers map[chan struct{}]bool // told of each change of the slot map (watchMap)
+	watchers map[chan struct{}]bool // told of each change of the slot map (WatchMap)
 	// reading is held by the goroutine that reads the slot map.
 	reading    sync.Mutex
 	stale      atomic.Bool  // a MOVED said the map is out of date
-	background atomic.Bool  // a goroutine of readSlotsInBackground is at it
+	background atomic.Bool  // a goroutine of ReadSlotsInBackground is at it
 	mapFailed  atomic.Int64 // when the last reading of the map failed, in Unix nanoseconds; 0 after a success
-	rechecked  atomic.Int64 // when a master last could not be reached, in Unix nanoseconds (see unreachable)
+	rechecked  atomic.Int64 // when a master last could not be reached, in Unix nanoseconds (see Unreachable)
 }
 
 // slotMap says which master serves each slot, and lists the masters and
@@ -52,10 +53,32 @@ type slotMap struct {
 	hostPorts []string
 }
 
-// newCluster returns member node, the cluster at address.
-func newCluster(node int, address conn.Address, options Options) *cluster {
-	c := &cluster{address: address, name: address.String(), options: options, servers: make(map[string]*conn.Conn)}
-	c.connOptions = options.connOptions(node)
+// Options configures a Cluster.
+type Options struct {
+	// Conn configures each connection to a master. Its Username and
+	// Password default to the address's; its OnCarriedReply is the
+	// Cluster's own.
+	Conn conn.Options
+	// DialTimeout bounds a reading of the slot map that a call waits for.
+	// Zero means conn.DefaultDialTimeout.
+	DialTimeout time.Duration
+	// RequestTimeout bounds the reply of a redirected command.
+	RequestTimeout time.Duration
+}
+
+// dialTimeout returns DialTimeout, or its default.
+func (o Options) dialTimeout() time.Duration {
+	if o.DialTimeout == 0 {
+		return conn.DefaultDialTimeout
+	}
+	return o.DialTimeout
+}
+
+// New returns the Cluster at address, which conn.ParseAddress parsed. It
+// dials nothing: the slot map is read at first use.
+func New(address conn.Address, options Options) *Cluster {
+	c := &Cluster{address: address, name: address.String(), options: options, servers: make(map[string]*conn.Conn)}
+	c.connOptions = options.Conn
 	c.connOptions.OnCarriedReply = c.carriedReply
 	if c.connOptions.Username == "" {
 		c.connOptions.Username = address.Username
@@ -66,9 +89,15 @@ func newCluster(node int, address conn.Address, options Options) *cluster {
 	return c
 }
 
-// serverURL returns the address of one server of the cluster, in the form
+// Credentials returns the user name and password of the connections to
+// the masters: Options.Conn's, or else the address's.
+func (c *Cluster) Credentials() (username, password string) {
+	return c.connOptions.Username, c.connOptions.Password
+}
+
+// ServerURL returns the address of one server of the cluster, in the form
 // conn.New takes.
-func (c *cluster) serverURL(hostPort string) string {
+func (c *Cluster) ServerURL(hostPort string) string {
 	if c.address.TLS {
 		return "rediss://" + hostPort
 	}
@@ -79,15 +108,15 @@ func (c *cluster) serverURL(hostPort string) string {
 // for one exchange (an ASK, a reading of the slot map), which the caller
 // closes: it loads no scripts, and its handshake is not the member's
 // (OnConnect).
-func (c *cluster) passingConn(hostPort string) (*conn.Conn, error) {
+func (c *Cluster) passingConn(hostPort string) (*conn.Conn, error) {
 	options := c.connOptions
 	options.OnConnect, options.Scripts, options.AskPersistence, options.OnCarriedReply = nil, nil, false, nil
-	return conn.New(c.serverURL(hostPort), options)
+	return conn.New(c.ServerURL(hostPort), options)
 }
 
 // server returns the connection to the master at hostPort, made on first
 // use.
-func (c *cluster) server(hostPort string) (*conn.Conn, error) {
+func (c *Cluster) server(hostPort string) (*conn.Conn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if server := c.servers[hostPort]; server != nil {
@@ -96,7 +125,7 @@ func (c *cluster) server(hostPort string) (*conn.Conn, error) {
 	if c.closed {
 		return nil, conn.ErrClosed
 	}
-	server, err := conn.New(c.serverURL(hostPort), c.connOptions)
+	server, err := conn.New(c.ServerURL(hostPort), c.connOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +133,12 @@ func (c *cluster) server(hostPort string) (*conn.Conn, error) {
 	return server, nil
 }
 
-func (c *cluster) Address() string { return c.name }
+// Address returns the cluster's address, without its password.
+func (c *Cluster) Address() string { return c.name }
 
-func (c *cluster) Username() string {
+// Username returns the user the masters' connections log in as:
+// "default" when none is set.
+func (c *Cluster) Username() string {
 	if c.connOptions.Username == "" {
 		return "default"
 	}
@@ -115,15 +147,17 @@ func (c *cluster) Username() string {
 
 // FsyncAlways is false: a cluster's masters fail over to replicas, which
 // may lack the last writes, whatever their fsync.
-func (c *cluster) FsyncAlways() bool { return false }
+func (c *Cluster) FsyncAlways() bool { return false }
 
-func (c *cluster) ServedBySentinel() bool { return false }
+// ServedBySentinel is false: a cluster fails over by itself.
+func (c *Cluster) ServedBySentinel() bool { return false }
 
-func (c *cluster) AskSentinels(context.Context) []SentinelReport { return nil }
+// AskSentinels returns nil: a cluster has no sentinels.
+func (c *Cluster) AskSentinels(context.Context) []conn.SentinelReport { return nil }
 
 // Connected reports whether the slot map is known and every master's
 // connection is up.
-func (c *cluster) Connected() bool {
+func (c *Cluster) Connected() bool {
 	slots := c.slots.Load()
 	if slots == nil {
 		return false
@@ -138,7 +172,7 @@ func (c *cluster) Connected() bool {
 
 // Connect reads the slot map, when it is not known or a MOVED made it
 // stale, and dials every master at once.
-func (c *cluster) Connect(ctx context.Context) error {
+func (c *Cluster) Connect(ctx context.Context) error {
 	slots := c.slots.Load()
 	if slots == nil || c.stale.Load() {
 		var err error
@@ -156,31 +190,31 @@ func (c *cluster) Connect(ctx context.Context) error {
 	if err != nil && ctx.Err() == nil {
 		// A dial that its caller stopped waiting for tells nothing of
 		// the master.
-		c.unreachable()
+		c.Unreachable()
 	}
 	return err
 }
 
-// mapRecheckDelay is the least time between two readings of the slot map
-// after masters that could not be reached (see unreachable).
-const mapRecheckDelay = 200 * time.Millisecond
+// MapRecheckDelay is the least time between two readings of the slot map
+// after masters that could not be reached (see Unreachable).
+const MapRecheckDelay = 200 * time.Millisecond
 
-// unreachable has the slot map read again in the background, at most once
-// every mapRecheckDelay, after a master could not be reached: it may have
+// Unreachable has the slot map read again in the background, at most once
+// every MapRecheckDelay, after a master could not be reached: it may have
 // failed, and a replica taken its slots, which nobody tells with a MOVED
 // (the master is gone) until the map is read again.
-func (c *cluster) unreachable() {
+func (c *Cluster) Unreachable() {
 	now := time.Now().UnixNano()
 	last := c.rechecked.Load()
-	if now-last < int64(mapRecheckDelay) || !c.rechecked.CompareAndSwap(last, now) {
+	if now-last < int64(MapRecheckDelay) || !c.rechecked.CompareAndSwap(last, now) {
 		return
 	}
 	c.stale.Store(true)
-	c.readSlotsInBackground()
+	c.ReadSlotsInBackground()
 }
 
 // Close closes the connection to every master the cluster reached.
-func (c *cluster) Close() error {
+func (c *Cluster) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	servers := make([]*conn.Conn, 0, len(c.servers))
@@ -199,35 +233,35 @@ func (c *cluster) Close() error {
 
 // route returns the master that must answer command, or nil when the
 // slot map is not known yet.
-func (c *cluster) route(command []byte) *conn.Conn {
+func (c *Cluster) route(command []byte) *conn.Conn {
 	if key, ok := routingKey(command); ok {
-		return c.routeSlot(slotOf(key))
+		return c.routeSlot(SlotOf(key))
 	}
-	return c.routeSlot(anySlot)
+	return c.routeSlot(AnySlot)
 }
 
-// routeKey returns the master of key's slot, or nil when the slot map is
+// RouteKey returns the master of key's slot, or nil when the slot map is
 // not known yet.
-func (c *cluster) routeKey(key string) *conn.Conn { return c.routeSlot(slotOf(key)) }
+func (c *Cluster) RouteKey(key string) *conn.Conn { return c.routeSlot(SlotOf(key)) }
 
-// anySlot asks routeSlot for any master.
-const anySlot = -1
+// AnySlot asks routeSlot for any master.
+const AnySlot = -1
 
-// routeSlot returns the master of slot, any master for anySlot or a slot
+// routeSlot returns the master of slot, any master for AnySlot or a slot
 // without one, or nil when the slot map is not known yet.
-func (c *cluster) routeSlot(slot int) *conn.Conn {
+func (c *Cluster) routeSlot(slot int) *conn.Conn {
 	master, _ := c.slots.Load().route(slot)
 	return master
 }
 
-// route returns the master of slot in the map, any master for anySlot or
+// route returns the master of slot in the map, any master for AnySlot or
 // a slot without one, and its address ("host:port"); nil and "" for a nil
 // map.
 func (m *slotMap) route(slot int) (*conn.Conn, string) {
 	if m == nil || len(m.masters) == 0 {
 		return nil, ""
 	}
-	if slot == anySlot || m.owner[slot] == nil {
+	if slot == AnySlot || m.owner[slot] == nil {
 		return m.masters[0], m.hostPorts[0]
 	}
 	if i := slices.Index(m.masters, m.owner[slot]); i >= 0 { // always, as the map is made
@@ -236,22 +270,22 @@ func (m *slotMap) route(slot int) (*conn.Conn, string) {
 	return m.owner[slot], ""
 }
 
-// Send queues call on the master of its slot (see sendTo).
-func (c *cluster) Send(call *conn.Call, deadline time.Time) bool {
-	return c.sendTo(c.route(call.Command), call, deadline)
+// Send queues call on the master of its slot (see SendTo).
+func (c *Cluster) Send(call *conn.Call, deadline time.Time) bool {
+	return c.SendTo(c.route(call.Command), call, deadline)
 }
 
-// sendTo queues call on master. Before the slot map is known (master is
+// SendTo queues call on master. Before the slot map is known (master is
 // nil), it reads the map first, as a connection dials before it writes,
 // within the call's deadline and the dial timeout, unless a reading failed
 // within the last mapRetryDelay: then, as a connection in its backoff
-// does, it fails the call at once with an error matching ErrNotConnected
+// does, it fails the call at once with an error matching conn.ErrNotConnected
 // (the command was not sent), and reads the map in the background.
-func (c *cluster) sendTo(master *conn.Conn, call *conn.Call, deadline time.Time) bool {
+func (c *Cluster) SendTo(master *conn.Conn, call *conn.Call, deadline time.Time) bool {
 	if master == nil {
 		var err error
 		if master, err = c.firstSlots(call.Command, deadline); err != nil {
-			call.Fail(fmt.Errorf("%w: %s: its slot map is not read: %w", ErrNotConnected, c.name, err))
+			call.Fail(fmt.Errorf("%w: %s: its slot map is not read: %w", conn.ErrNotConnected, c.name, err))
 			return false
 		}
 	}
@@ -264,9 +298,9 @@ const mapRetryDelay = time.Second
 
 // firstSlots reads the slot map for a call that found none, and returns
 // the master that must answer command.
-func (c *cluster) firstSlots(command []byte, deadline time.Time) (*conn.Conn, error) {
+func (c *Cluster) firstSlots(command []byte, deadline time.Time) (*conn.Conn, error) {
 	if failed := c.mapFailed.Load(); failed != 0 && time.Since(time.Unix(0, failed)) < mapRetryDelay {
-		c.readSlotsInBackground()
+		c.ReadSlotsInBackground()
 		return nil, errors.New("the last reading failed")
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), minTime(deadline, time.Now().Add(c.options.dialTimeout())))
@@ -287,7 +321,8 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-func (c *cluster) Flush() {
+// Flush writes the buffered commands of every master.
+func (c *Cluster) Flush() {
 	if slots := c.slots.Load(); slots != nil {
 		for _, master := range slots.masters {
 			master.Flush()
@@ -295,11 +330,11 @@ func (c *cluster) Flush() {
 	}
 }
 
-// masterTags returns, per master of the slot map that serves a slot, read
+// MasterTags returns, per master of the slot map that serves a slot, read
 // first if it was not yet, a hash tag that routes to that master: a key
 // that holds "{tag}" goes to it. The tag is the smallest of the masters'
 // slots' tags (SlotTag).
-func (c *cluster) masterTags(ctx context.Context) ([]string, error) {
+func (c *Cluster) MasterTags(ctx context.Context) ([]string, error) {
 	slots := c.slots.Load()
 	if slots == nil {
 		var err error
@@ -323,25 +358,25 @@ func (c *cluster) masterTags(ctx context.Context) ([]string, error) {
 	return tags, nil
 }
 
-// hostPortOf returns the address ("host:port") of the master of slot, of
-// any master for anySlot or a slot without one, or "" when the slot map is
+// HostPortOf returns the address ("host:port") of the master of slot, of
+// any master for AnySlot or a slot without one, or "" when the slot map is
 // not known yet.
-func (c *cluster) hostPortOf(slot int) string {
+func (c *Cluster) HostPortOf(slot int) string {
 	_, hostPort := c.slots.Load().route(slot)
 	return hostPort
 }
 
-// isMaster reports whether the slot map names the server at hostPort a
+// IsMaster reports whether the slot map names the server at hostPort a
 // master.
-func (c *cluster) isMaster(hostPort string) bool {
+func (c *Cluster) IsMaster(hostPort string) bool {
 	slots := c.slots.Load()
 	return slots != nil && slices.Contains(slots.hostPorts, hostPort)
 }
 
-// watchMap returns a channel that receives a value after the slot map
+// WatchMap returns a channel that receives a value after the slot map
 // changed (one value waits at most), and the function that ends the
 // watch.
-func (c *cluster) watchMap() (<-chan struct{}, func()) {
+func (c *Cluster) WatchMap() (<-chan struct{}, func()) {
 	changes := make(chan struct{}, 1)
 	c.mu.Lock()
 	if c.watchers == nil {
@@ -357,7 +392,7 @@ func (c *cluster) watchMap() (<-chan struct{}, func()) {
 }
 
 // mapChanged tells the watchers of the slot map that it changed.
-func (c *cluster) mapChanged() {
+func (c *Cluster) mapChanged() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for changes := range c.watchers {

@@ -1,4 +1,4 @@
-package mux
+package cluster
 
 import (
 	"context"
@@ -21,9 +21,9 @@ type slotRange struct {
 	master      string
 }
 
-// readSlotsInBackground reads the slot map on a goroutine of its own,
+// ReadSlotsInBackground reads the slot map on a goroutine of its own,
 // unless one is at it already.
-func (c *cluster) readSlotsInBackground() {
+func (c *Cluster) ReadSlotsInBackground() {
 	if !c.background.CompareAndSwap(false, true) {
 		return
 	}
@@ -38,7 +38,7 @@ func (c *cluster) readSlotsInBackground() {
 // readSlots reads the slot map from the first node that answers, the
 // masters it knows first, then the seeds of the address, and makes it the
 // one calls are routed by.
-func (c *cluster) readSlots(ctx context.Context) (*slotMap, error) {
+func (c *Cluster) readSlots(ctx context.Context) (*slotMap, error) {
 	asked := time.Now().UnixNano()
 	c.reading.Lock()
 	defer c.reading.Unlock()
@@ -81,7 +81,7 @@ func (c *cluster) readSlots(ctx context.Context) (*slotMap, error) {
 }
 
 // mapOf makes the slot map of ranges, with a connection per master.
-func (c *cluster) mapOf(ranges []slotRange) (*slotMap, error) {
+func (c *Cluster) mapOf(ranges []slotRange) (*slotMap, error) {
 	slots := &slotMap{}
 	for _, r := range ranges {
 		master, err := c.server(r.master)
@@ -105,7 +105,7 @@ func (c *cluster) mapOf(ranges []slotRange) (*slotMap, error) {
 // askSlots asks the node at hostPort, on a connection of its own, which
 // master serves which slots: CLUSTER SHARDS, or CLUSTER SLOTS where the
 // node does not know it (Redis 6).
-func (c *cluster) askSlots(ctx context.Context, hostPort string) ([]slotRange, error) {
+func (c *Cluster) askSlots(ctx context.Context, hostPort string) ([]slotRange, error) {
 	probe, err := c.passingConn(hostPort)
 	if err != nil {
 		return nil, err

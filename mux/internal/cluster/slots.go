@@ -1,22 +1,17 @@
-package mux
+package cluster
 
 import (
 	"strconv"
 	"sync"
 )
 
-// SlotCount is the number of hash slots of a Redis Cluster.
+// SlotCount is the number of hash slots of a Redis Cluster (see
+// mux.SlotCount).
 const SlotCount = 16384
 
-// Slot returns the hash slot of key in a Redis Cluster: the CRC16 of the
-// key, or of its hash tag (the text between its first "{" and the first
-// "}" after it, when that text is not empty), modulo SlotCount. Keys that
-// share a hash tag share a slot.
-func Slot(key string) int { return slotOf(key) }
-
-// slotOf is Slot for a key held in a string or in a byte slice, without
-// copying it.
-func slotOf[Key string | []byte](key Key) int {
+// SlotOf returns the hash slot of a key held in a string or in a byte
+// slice, without copying it (see mux.Slot).
+func SlotOf[Key string | []byte](key Key) int {
 	if open := indexByte(key, '{'); open >= 0 {
 		if end := indexByte(key[open+1:], '}'); end > 0 {
 			key = key[open+1 : open+1+end]
@@ -144,10 +139,7 @@ func lengthLine(b []byte) (int, []byte, bool) {
 	return n, b[i+2:], true
 }
 
-// SlotTag returns a hash tag of slot: every key that holds "{" +
-// SlotTag(slot) + "}" is in slot. The tag is the smallest number, in
-// decimal, whose slot is slot, the same in every process: clients that
-// name a channel or a key after a slot agree on its name.
+// SlotTag returns the smallest hash tag of slot (see mux.SlotTag).
 func SlotTag(slot int) string { return strconv.FormatUint(uint64(slotTags()[slot]), 10) }
 
 // slotTags holds, per slot, the smallest number whose decimal digits hash
@@ -157,10 +149,24 @@ var slotTags = sync.OnceValue(func() *[SlotCount]uint32 {
 	var seen [SlotCount]bool
 	var digits [10]byte
 	for n, found := uint32(0), 0; found < SlotCount; n++ {
-		if slot := slotOf(strconv.AppendUint(digits[:0], uint64(n), 10)); !seen[slot] {
+		if slot := SlotOf(strconv.AppendUint(digits[:0], uint64(n), 10)); !seen[slot] {
 			tags[slot], seen[slot] = n, true
 			found++
 		}
 	}
 	return &tags
 })
+
+// FirstArgument returns the first argument of an encoded command: the
+// first channel of a push command.
+func FirstArgument(command []byte) ([]byte, bool) {
+	count, rest, ok := arrayHeader(command)
+	if !ok || count < 2 {
+		return nil, false
+	}
+	if _, rest, ok = bulkString(rest); !ok {
+		return nil, false
+	}
+	argument, _, ok := bulkString(rest)
+	return argument, ok
+}
