@@ -2,9 +2,10 @@ package redlock
 
 import (
 	"math"
-	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockmux/lockmux/internal/latency"
 )
 
 // HistogramBuckets is the number of buckets of a Histogram: 21 with a
@@ -13,7 +14,7 @@ import (
 const HistogramBuckets = 22
 
 // histogramFirstBound is the upper bound of a Histogram's first bucket.
-const histogramFirstBound = 16 * time.Microsecond
+const histogramFirstBound = latency.FirstBound
 
 // HistogramBounds returns the inclusive upper bound of each bucket of a
 // Histogram: 16 µs·2^i for bucket i below HistogramBuckets−1, and the
@@ -30,12 +31,7 @@ func HistogramBounds() [HistogramBuckets]time.Duration {
 
 // histogramBucket returns the index of the bucket that counts d.
 func histogramBucket(d time.Duration) int {
-	if d <= histogramFirstBound {
-		return 0
-	}
-	// The smallest i with d ≤ 16 µs·2^i is the bit length of ⌈d/16 µs⌉ − 1.
-	units := (uint64(d) + uint64(histogramFirstBound) - 1) / uint64(histogramFirstBound)
-	return min(bits.Len64(units-1), HistogramBuckets-1)
+	return min(latency.Level(d), HistogramBuckets-1)
 }
 
 // Histogram is a latency distribution over fixed buckets (see
@@ -114,28 +110,25 @@ type Stats struct {
 	Acquire, Release, Extend Histogram
 }
 
-// histogramRecorder records durations into buckets with atomic counters.
-// It is safe for concurrent use.
+// histogramRecorder records durations into the project's latency
+// histogram, whose levels are a Histogram's buckets. It is safe for
+// concurrent use.
 type histogramRecorder struct {
-	sum     atomic.Int64
-	buckets [HistogramBuckets]atomic.Uint64
+	latency latency.Histogram
 }
 
 // record adds d to the histogram. Negative durations count as zero.
 func (h *histogramRecorder) record(d time.Duration) {
-	d = max(d, 0)
-	h.buckets[histogramBucket(d)].Add(1)
-	h.sum.Add(int64(d))
+	h.latency.Record(d)
 }
 
 // snapshot returns the histogram's current counts.
 func (h *histogramRecorder) snapshot() Histogram {
 	var out Histogram
-	for i := range h.buckets {
-		out.Buckets[i] = h.buckets[i].Load()
-		out.Count += out.Buckets[i]
+	out.Sum = h.latency.Levels(out.Buckets[:])
+	for _, count := range out.Buckets {
+		out.Count += count
 	}
-	out.Sum = time.Duration(h.sum.Load())
 	return out
 }
 

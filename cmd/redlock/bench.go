@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockmux/lockmux/internal/latency"
 	"github.com/lockmux/lockmux/redlock"
 )
 
@@ -83,8 +84,8 @@ type benchFlags struct {
 // benchCounters are what the workers count, read by the progress line.
 type benchCounters struct {
 	cycles, errors atomic.Uint64
-	lock, unlock   latencyHistogram
-	cycle          latencyHistogram
+	lock, unlock   latency.Histogram
+	cycle          latency.Histogram
 
 	mu         sync.Mutex
 	firstError error
@@ -177,7 +178,7 @@ func benchCommand(ctx context.Context, env *environment, args []string) int {
 	progress := startProgress(env, func(elapsed time.Duration) string {
 		cycles := counters.cycles.Load()
 		return fmt.Sprintf("bench  %5.1fs/%v  cycles %d (%.0f/s)  lock p99 %s  errors %d", elapsed.Seconds(), f.duration,
-			cycles, float64(cycles)/max(elapsed.Seconds(), 1e-9), shortDuration(counters.lock.summary().P99), counters.errors.Load())
+			cycles, float64(cycles)/max(elapsed.Seconds(), 1e-9), latency.ShortDuration(counters.lock.Summary().P99), counters.errors.Load())
 	})
 	start := time.Now()
 	var workers sync.WaitGroup
@@ -250,9 +251,9 @@ func benchWorker(ctx context.Context, mutexes []*redlock.Mutex, counters *benchC
 // cycleDone counts a cycle that started, held the lock from locked and
 // ended at the given times. It does not allocate.
 func (c *benchCounters) cycleDone(start, locked, end time.Time) {
-	c.lock.record(locked.Sub(start))
-	c.unlock.record(end.Sub(locked))
-	c.cycle.record(end.Sub(start))
+	c.lock.Record(locked.Sub(start))
+	c.unlock.Record(end.Sub(locked))
+	c.cycle.Record(end.Sub(start))
 	c.cycles.Add(1)
 }
 
@@ -266,7 +267,7 @@ type benchLatency struct {
 	Maximum float64 `json:"max_us"`
 }
 
-func newBenchLatency(s latencySummary) benchLatency {
+func newBenchLatency(s latency.Summary) benchLatency {
 	microseconds := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	return benchLatency{Count: s.Count, Mean: microseconds(s.Mean), P50: microseconds(s.P50), P90: microseconds(s.P90),
 		P99: microseconds(s.P99), Maximum: microseconds(s.Maximum)}
@@ -289,14 +290,14 @@ type benchResult struct {
 	Unlock     benchLatency `json:"unlock"`
 	Cycle      benchLatency `json:"cycle"`
 
-	lock, unlock, cycle latencySummary
+	lock, unlock, cycle latency.Summary
 }
 
 func newBenchResult(f benchFlags, servers string, nodes int, elapsed time.Duration, counters *benchCounters) benchResult {
 	r := benchResult{Mode: f.mode, Workers: f.workers, Keys: f.keys, Nodes: nodes, Servers: servers,
 		TTL: float64(f.ttl.Milliseconds()), Seconds: elapsed.Seconds(),
 		Cycles: counters.cycles.Load(), Errors: counters.errors.Load(),
-		lock: counters.lock.summary(), unlock: counters.unlock.summary(), cycle: counters.cycle.summary()}
+		lock: counters.lock.Summary(), unlock: counters.unlock.Summary(), cycle: counters.cycle.Summary()}
 	r.Throughput = float64(r.Cycles) / elapsed.Seconds()
 	r.Lock, r.Unlock, r.Cycle = newBenchLatency(r.lock), newBenchLatency(r.unlock), newBenchLatency(r.cycle)
 	counters.mu.Lock()

@@ -18,7 +18,7 @@ func TestBenchCycleBookkeepingDoesNotAllocate(t *testing.T) {
 	})
 	assert.Zero(t, allocations)
 	assert.Equal(t, uint64(101), counters.cycles.Load())
-	assert.Equal(t, uint64(101), counters.cycle.summary().Count)
+	assert.Equal(t, uint64(101), counters.cycle.Summary().Count)
 }
 
 // BenchmarkBenchCycleOverhead measures what a worker of bench adds to a

@@ -276,8 +276,8 @@ func (r demoReport) text() string {
 	for _, check := range r.checks() {
 		fmt.Fprintf(&text, "  %-8s %-13s %s\n", check.result, check.name, check.detail)
 	}
-	fmt.Fprintf(&text, "  lock wait      %s\n", r.counters.wait.summary())
-	fmt.Fprintf(&text, "  release        %s\n", r.counters.release.summary())
+	fmt.Fprintf(&text, "  lock wait      %s\n", r.counters.wait.Summary())
+	fmt.Fprintf(&text, "  release        %s\n", r.counters.release.Summary())
 	fmt.Fprintf(&text, "  lock errors    %d", r.counters.lockErrors.Load())
 	r.counters.mu.Lock()
 	if r.counters.lastError != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,28 +79,6 @@ func TestBenchShortRun(t *testing.T) {
 		assert.Contains(t, result.stdout, "bench: concurrent, 4 workers on 2 keys, 3 nodes (miniredis)")
 		assert.Regexp(t, `cycle\s+p50 \S+\s+p90 \S+\s+p99 \S+\s+max \S+`, result.stdout)
 	})
-}
-
-func TestLatencyHistogram(t *testing.T) {
-	var histogram latencyHistogram
-	for i := 1; i <= 1000; i++ {
-		histogram.record(time.Duration(i) * time.Microsecond)
-	}
-	summary := histogram.summary()
-	assert.Equal(t, uint64(1000), summary.Count)
-	assert.Equal(t, time.Millisecond, summary.Maximum)
-	assert.InEpsilon(t, 500*time.Microsecond, summary.P50, 0.04)
-	assert.InEpsilon(t, 900*time.Microsecond, summary.P90, 0.04)
-	assert.InEpsilon(t, 990*time.Microsecond, summary.P99, 0.04)
-	assert.InEpsilon(t, 500500*time.Nanosecond, summary.Mean, 0.001)
-
-	assert.Zero(t, (&latencyHistogram{}).summary().P99, "an empty histogram")
-	for _, d := range []time.Duration{0, 1, 31, 32, 33, 1000, time.Second, time.Hour} {
-		middle := time.Duration(bucketMiddle(bucketOf(uint64(d))))
-		if d < time.Hour && d > 0 {
-			assert.InEpsilon(t, d, middle, 0.04, "%v", d)
-		}
-	}
 }
 
 func TestFencedStore(t *testing.T) {

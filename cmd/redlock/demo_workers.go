@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmux/lockmux/internal/latency"
 	"github.com/lockmux/lockmux/redlock"
 )
 
@@ -72,8 +73,8 @@ type demoCounters struct {
 	unconfirmed atomic.Int64 // releases that a quorum did not confirm
 	unfenced    atomic.Int64 // holds without a fence (Mutex.Fence returned 0)
 	inside      atomic.Int64 // workers inside the critical section now
-	wait        latencyHistogram
-	release     latencyHistogram
+	wait        latency.Histogram
+	release     latency.Histogram
 
 	mu        sync.Mutex
 	lastError error
@@ -99,7 +100,7 @@ func demoWorker(ctx context.Context, m *redlock.Mutex, store *fencedStore, count
 			}
 			continue
 		}
-		counters.wait.record(time.Since(start))
+		counters.wait.Record(time.Since(start))
 		counters.holds.Add(1)
 		fence := m.Fence()
 		if fence == 0 {
@@ -116,7 +117,7 @@ func demoWorker(ctx context.Context, m *redlock.Mutex, store *fencedStore, count
 		releaseContext, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		released := time.Now()
 		err := m.Unlock(releaseContext)
-		counters.release.record(time.Since(released))
+		counters.release.Record(time.Since(released))
 		cancel()
 		if err != nil && !errors.Is(err, context.Canceled) {
 			counters.unconfirmed.Add(1)

@@ -19,6 +19,9 @@
 //     redlock and no other package of the project, except in their tests;
 //   - resp, conn, mux and redlock never import the test support under the
 //     top-level internal/... (redlock/internal/... is part of redlock);
+//     redlock may import internal/latency, the latency histogram it shares
+//     with the command and the chaos run, which imports no package of the
+//     project;
 //   - internal/redistest imports no package of the project but
 //     internal/miniinfo, so that it stays independent of the code it
 //     tests, and neither does internal/workgroup, so that the tests of

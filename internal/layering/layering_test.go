@@ -25,12 +25,13 @@ var layers = map[string][]string{
 	"resp":               {},
 	"conn":               {"resp"},
 	"mux":                {"conn", "resp"},
-	"mux/internal":       {"conn", "resp"}, // mux's rooms (its Redis Cluster client): never mux itself
-	"redlock":            {"mux", "resp"},  // mux is the one seam to the network: never conn
+	"mux/internal":       {"conn", "resp"},                    // mux's rooms (its Redis Cluster client): never mux itself
+	"redlock":            {"mux", "resp", "internal/latency"}, // mux is the one seam to the network: never conn
 	"internal":           {"internal", "redlock", "mux", "conn", "resp"},
 	"internal/redistest": {"internal/miniinfo"},
 	"internal/miniinfo":  {}, // redistest and the command's demo use it
 	"internal/workgroup": {}, // the tests of every package use it
+	"internal/latency":   {}, // the one latency histogram: redlock's Stats, the command, the chaos run
 	"cmd":                {"internal", "redlock", "mux", "conn", "resp"},
 	"bench":              {"internal", "redlock", "mux", "conn", "resp"},
 	"contrib":            {"redlock"}, // adapters use redlock's public API only
@@ -185,6 +186,9 @@ func TestProblem(t *testing.T) {
 		{name: "redlock imports its internal packages", file: main("redlock"), importPath: module + "/redlock/internal/naming", wantOK: true},
 		{name: "an internal package of redlock imports conn", file: main("redlock/internal/transport"), importPath: module + "/conn"},
 		{name: "redlock imports internal", file: main("redlock"), importPath: module + "/internal/redistest"},
+		{name: "redlock imports the latency histogram", file: main("redlock"), importPath: module + "/internal/latency", wantOK: true},
+		{name: "conn imports the latency histogram", file: main("conn"), importPath: module + "/internal/latency"},
+		{name: "the latency histogram imports redlock", file: main("internal/latency"), importPath: module + "/redlock"},
 		{name: "redlock imports a command", file: main("redlock"), importPath: module + "/cmd/redlock"},
 		{name: "cmd imports redlock", file: main("cmd/redlock"), importPath: module + "/redlock", wantOK: true},
 		{name: "cmd imports internal", file: main("cmd/redlock"), importPath: module + "/internal/redistest", wantOK: true},

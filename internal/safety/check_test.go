@@ -384,18 +384,6 @@ func TestLiveness(t *testing.T) {
 	assert.ErrorContains(t, b.check(safety.Options{}).Err(), "probe failed")
 }
 
-func TestPercentile(t *testing.T) {
-	var durations []time.Duration
-	for i := 100; i >= 1; i-- {
-		durations = append(durations, time.Duration(i)*time.Millisecond)
-	}
-	assert.Equal(t, 99*time.Millisecond, safety.Percentile(durations, 0.99))
-	assert.Equal(t, 50*time.Millisecond, safety.Percentile(durations, 0.5))
-	assert.Equal(t, 100*time.Millisecond, safety.Percentile(durations, 1))
-	assert.Equal(t, time.Millisecond, safety.Percentile(durations, 0))
-	assert.Zero(t, safety.Percentile(nil, 0.99))
-}
-
 func TestReportErrNamesAtMostTwentyFindings(t *testing.T) {
 	var b builder
 	for i := range 30 {

@@ -9,8 +9,8 @@ import (
 // checkLiveness is C5: (a) every liveness probe acquired its key, within
 // Options.ProbeLimit when set; (b) every key was acquired at least once in
 // every full window of Options.LivenessWindow within [LivenessFrom,
-// LivenessTo). The latency bound (c) is Percentile's, on durations the
-// caller measured.
+// LivenessTo). The latency bound (c) is the caller's, on the durations it
+// measured (see internal/latency).
 func checkLiveness(history []Event, options Options, report *Report) {
 	acquired := make(map[string][]int64)
 	for _, e := range history {
@@ -42,15 +42,4 @@ func checkLiveness(history []Event, options Options, report *Report) {
 			}
 		}
 	}
-}
-
-// Percentile returns the q-quantile (0 ≤ q ≤ 1) of durations, by the
-// nearest-rank method, or 0 when there are none. It sorts durations.
-func Percentile(durations []time.Duration, q float64) time.Duration {
-	if len(durations) == 0 {
-		return 0
-	}
-	slices.Sort(durations)
-	rank := int(q*float64(len(durations))+0.999999) - 1
-	return durations[min(max(rank, 0), len(durations)-1)]
 }
