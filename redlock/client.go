@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/connection"
 )
 
 // allScripts are loaded by every connection when it connects: every
@@ -89,7 +90,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	c.notifier.client = c
 	c.renewer.client = c
 	c.watcher.init(c)
-	groupOptions := options.groupOptions()
+	groupOptions := options.connection().Group()
 	groupOptions.Scripts = allScripts
 	groupOptions.OnConnect = c.recordRunID
 	groupOptions.OnUnfinished = c.reportUnfinished
@@ -248,10 +249,10 @@ func (c *Client) reportUnfinished(address, key string, err error) {
 	}
 }
 
-// groupOptions returns the options of the connections to the nodes:
-// credentials, TLS, timeouts, name and protocol.
-func (o Options) groupOptions() mux.Options {
-	return mux.Options{
+// connection returns the fields of o that configure the connections to
+// the nodes: credentials, TLS, dial timeout, name and protocol.
+func (o Options) connection() connection.Options {
+	return connection.Options{
 		Username:    o.Username,
 		Password:    o.Password,
 		TLSConfig:   o.TLSConfig,

@@ -1,12 +1,11 @@
 package transport
 
 import (
-	"cmp"
 	"fmt"
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
-	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/connection"
 )
 
 // GroupOptions returns the options of the connections that options ask
@@ -17,27 +16,18 @@ import (
 // value that redlock.New refuses in one of these fields gives an error
 // matching redlock.ErrInvalidOptions that names the field.
 func GroupOptions(options redlock.Options) (mux.Options, error) {
-	switch {
-	case options.DialTimeout < 0:
-		return mux.Options{}, fmt.Errorf("%w: Options.DialTimeout %v is negative", redlock.ErrInvalidOptions, options.DialTimeout)
-	case options.Protocol != redlock.ProtocolAuto && options.Protocol != redlock.ProtocolRESP2 && options.Protocol != redlock.ProtocolRESP3:
-		return mux.Options{}, fmt.Errorf("%w: Options.Protocol %v is not 0, 2 or 3", redlock.ErrInvalidOptions, options.Protocol)
-	}
-	clientName := cmp.Or(options.ClientName, naming.DefaultClientName)
-	for i := 0; i < len(clientName); i++ {
-		if clientName[i] <= ' ' || clientName[i] > '~' {
-			return mux.Options{}, fmt.Errorf("%w: Options.ClientName %q holds a space or a character that is not printable ASCII",
-				redlock.ErrInvalidOptions, clientName)
-		}
-	}
-	return mux.Options{
+	fields := connection.Options{
 		Username:    options.Username,
 		Password:    options.Password,
 		TLSConfig:   options.TLSConfig,
-		DialTimeout: cmp.Or(options.DialTimeout, mux.DefaultDialTimeout),
-		ClientName:  clientName,
+		DialTimeout: options.DialTimeout,
+		ClientName:  options.ClientName,
 		Protocol:    options.Protocol,
-	}, nil
+	}
+	if err := fields.Check(); err != nil {
+		return mux.Options{}, fmt.Errorf("%w: %w", redlock.ErrInvalidOptions, err)
+	}
+	return fields.Group(), nil
 }
 
 // NewGroup returns a mux.Group with one connection to each address, in the
