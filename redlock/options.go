@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/connection"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
@@ -251,17 +252,19 @@ type MutexOptions struct {
 // withDefaults returns o with every zero field set to its default, or an
 // error wrapping ErrInvalidOptions that names the first invalid field.
 func (o Options) withDefaults() (Options, error) {
+	if err := connection.CheckDialTimeout(o.DialTimeout); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
 	switch {
-	case o.DialTimeout < 0:
-		return o, invalidOption("Options.DialTimeout", o.DialTimeout, "is negative")
 	case o.NodeTimeout < 0:
 		return o, invalidOption("Options.NodeTimeout", o.NodeTimeout, "is negative")
 	case math.IsNaN(o.DriftFactor) || math.IsInf(o.DriftFactor, 0) || o.DriftFactor < 0 || o.DriftFactor >= 1:
 		return o, invalidOption("Options.DriftFactor", o.DriftFactor, "is not in [0, 1)")
-	case o.Protocol != ProtocolAuto && o.Protocol != ProtocolRESP2 && o.Protocol != ProtocolRESP3:
-		return o, invalidOption("Options.Protocol", o.Protocol, "is not 0, 2 or 3")
 	case o.Quarantine != QuarantineOn && o.Quarantine != QuarantineOff:
 		return o, invalidOption("Options.Quarantine", o.Quarantine, "is not QuarantineOn or QuarantineOff")
+	}
+	if err := connection.CheckProtocol(o.Protocol); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = defaultDialTimeout
@@ -286,10 +289,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ClientName == "" {
 		o.ClientName = naming.DefaultClientName
 	}
-	for i := 0; i < len(o.ClientName); i++ {
-		if o.ClientName[i] <= ' ' || o.ClientName[i] > '~' {
-			return o, invalidOption("Options.ClientName", o.ClientName, "holds a space or a character that is not printable ASCII")
-		}
+	if err := connection.CheckClientName(o.ClientName); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	if o.clock == nil {
 		o.clock = realClock{}
