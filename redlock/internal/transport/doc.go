@@ -5,9 +5,10 @@
 //
 // It lives apart from redlock so that redlock exports nothing of its
 // transport: redlock cannot import the tools (they import it), and the
-// tools cannot see its unexported names. It reads only the exported fields
-// of redlock.Options and its exported defaults; a test holds it to the
-// choices of redlock.New, field by field and rule by rule.
+// tools cannot see its unexported names. It copies the exported fields of
+// redlock.Options into redlock/internal/connection, whose checks and
+// conversion redlock.New uses too; a test holds the copy to redlock.New's,
+// field by field.
 //
 // # Concurrency
 //
