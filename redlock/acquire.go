@@ -34,6 +34,8 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		var answered int32
 		if subscribed {
 			answered = m.startAttempt()
+		} else {
+			m.wait.unheardBefore = c.notifier.unheard.Load()
 		}
 		elapsed, generation, err := m.attempt(ctx, attempt)
 		var failure error // the attempt's error once it failed, unless made from its tally (failed)

@@ -88,6 +88,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
 		dialAddresses: append([]string(nil), addresses...), closing: make(chan struct{})}
 	c.notifier.client = c
+	c.notifier.idleLimit = idleChannelsKept
 	c.renewer.client = c
 	c.watcher.init(c)
 	groupOptions := options.connection().Group()

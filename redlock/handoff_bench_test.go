@@ -72,6 +72,129 @@ func BenchmarkHandoff(b *testing.B) {
 	}
 }
 
+// BenchmarkBlockingHandoff measures a lone waiter's blocking acquisition
+// in steady state, for each kind of lock: the same goroutine locks the
+// same key again and again, each time after a holder in another Client
+// took it, and waits for its release. An op is one acquisition, with the
+// holder's Lock and Unlock and the waiter's Unlock; allocs/op counts both
+// Clients' allocations:
+//
+//	go test -run '^$' -bench BlockingHandoff -benchmem ./redlock/
+func BenchmarkBlockingHandoff(b *testing.B) {
+	for _, n := range []int{1, 3, 5} {
+		nodes := startCluster(b, n, redistest.Options{})
+		waiterClient, holderClient := nodes.client(b, Options{}), nodes.client(b, Options{})
+		for _, c := range blockingCases(waiterClient, holderClient) {
+			b.Run("N="+strconv.Itoa(n)+"/"+c.name, func(b *testing.B) {
+				acquisition, stop := blockingHandoff(b.Context(), c)
+				defer stop()
+				acquisition()
+				b.ReportAllocs()
+				for b.Loop() {
+					acquisition()
+				}
+			})
+		}
+	}
+}
+
+// blockingCase is one kind of lock whose blocking acquisition waits for
+// another's release: lock and unlock are the waiter's, hold and release
+// the holder's, and waiting reports whether the waiter listens for a
+// release.
+type blockingCase struct {
+	name                        string
+	lock, unlock, hold, release func(ctx context.Context) error
+	waiting                     func() bool
+}
+
+// blockingCases returns the kinds of lock whose waits are pinned: the
+// waiter's on waiterClient, the holder's on holderClient.
+func blockingCases(waiterClient, holderClient *Client) []blockingCase {
+	mutex := waiterClient.NewMutex("allocs:wait", MutexOptions{TTL: 10 * time.Second})
+	mutexHolder := holderClient.NewMutex("allocs:wait", MutexOptions{TTL: 10 * time.Second})
+	fair := waiterClient.NewMutex("allocs:wait:fair", MutexOptions{TTL: 10 * time.Second, Fair: true})
+	fairHolder := holderClient.NewMutex("allocs:wait:fair", MutexOptions{TTL: 10 * time.Second, Fair: true})
+	semaphore := waiterClient.NewSemaphore("allocs:wait:semaphore", 1, MutexOptions{TTL: 10 * time.Second})
+	semaphoreHolder := holderClient.NewSemaphore("allocs:wait:semaphore", 1, MutexOptions{TTL: 10 * time.Second})
+	var permit, held Permit
+	writer := waiterClient.NewRWMutex("allocs:wait:rw", MutexOptions{TTL: 10 * time.Second})
+	writerHolder := holderClient.NewRWMutex("allocs:wait:rw", MutexOptions{TTL: 10 * time.Second})
+	return []blockingCase{
+		{
+			name: "Mutex", lock: mutex.Lock, unlock: mutex.Unlock,
+			hold: mutexHolder.Lock, release: mutexHolder.Unlock,
+			waiting: mutex.wait.listening.Load,
+		},
+		{
+			name: "fair Mutex", lock: fair.Lock, unlock: fair.Unlock,
+			hold: fairHolder.Lock, release: fairHolder.Unlock,
+			waiting: fair.wait.listening.Load,
+		},
+		{
+			name: "Semaphore",
+			lock: func(ctx context.Context) (err error) {
+				permit, err = semaphore.Acquire(ctx)
+				return err
+			},
+			unlock: func(ctx context.Context) error { return permit.Release(ctx) },
+			hold: func(ctx context.Context) (err error) {
+				held, err = semaphoreHolder.Acquire(ctx)
+				return err
+			},
+			release: func(ctx context.Context) error { return held.Release(ctx) },
+			waiting: semaphore.waiter.wait.listening.Load,
+		},
+		{
+			name: "RWMutex writer", lock: writer.Lock, unlock: writer.Unlock,
+			hold: writerHolder.Lock, release: writerHolder.Unlock,
+			waiting: writer.writer.wait.listening.Load,
+		},
+	}
+}
+
+// blockingHandoff returns one blocking acquisition of the case's lock that
+// waits for the holder's release: a goroutine of its own takes the lock,
+// and releases it once the waiter listens. It panics on an error, as
+// AllocsPerRun takes a function without a testing.T; stop ends the
+// holder's goroutine.
+func blockingHandoff(ctx context.Context, c blockingCase) (acquisition func(), stop func()) {
+	turn, held, released := make(chan struct{}), make(chan error), make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range turn {
+			if err := c.hold(ctx); err != nil {
+				held <- err
+				return
+			}
+			held <- nil
+			waitUntil(c.waiting) // without it, the waiter retries at its fallback
+			released <- c.release(ctx)
+		}
+	}()
+	acquisition = func() {
+		turn <- struct{}{}
+		if err := <-held; err != nil {
+			panic(err)
+		}
+		if err := c.lock(ctx); err != nil {
+			panic(err)
+		}
+		if err := <-released; err != nil {
+			panic(err)
+		}
+		if err := c.unlock(ctx); err != nil {
+			panic(err)
+		}
+	}
+	stop = func() {
+		close(turn)
+		<-done
+	}
+	return acquisition, stop
+}
+
 // floorRoundTrip measures the floor client's round trip of SET NX PX to
 // every node: the median of 200.
 func floorRoundTrip(b *testing.B, addresses []string) time.Duration {

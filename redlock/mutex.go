@@ -159,27 +159,29 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
-	_, err := m.tryLock(ctx)
+	_, err := m.tryLock(ctx, nil)
 	return err
 }
 
 // tryLock is TryLock, which also returns the generation of the hold won:
 // 0 when the hold won was unlocked by another goroutine before tryLock
-// could return it.
-func (m *Mutex) tryLock(ctx context.Context) (uint64, error) {
+// could return it. A quorum's failure goes into kept when it is given
+// (see tried).
+func (m *Mutex) tryLock(ctx context.Context, kept *keptFailure) (uint64, error) {
 	select {
 	case m.turn <- struct{}{}:
 	default:
 		return 0, errHeldLocally
 	}
 	elapsed, generation, err := m.attempt(ctx, 1)
-	return m.tried(elapsed, generation, err)
+	return m.tried(elapsed, generation, err, kept)
 }
 
 // tried ends one attempt made with the turn, for tryLock: the hold won
 // when it is still valid, otherwise the attempt's error, the turn given
-// back.
-func (m *Mutex) tried(elapsed time.Duration, generation uint64, err error) (uint64, error) {
+// back. A quorum's failure goes into kept when it is given
+// (errFailureKept).
+func (m *Mutex) tried(elapsed time.Duration, generation uint64, err error, kept *keptFailure) (uint64, error) {
 	if err == nil {
 		if m.validAtReturn(generation) {
 			return generation, nil // nothing runs between the check and the return
@@ -188,9 +190,13 @@ func (m *Mutex) tried(elapsed time.Duration, generation uint64, err error) (uint
 			return 0, nil // unlocked by another goroutine, which passed the turn on
 		}
 	}
-	if err == errAttemptFailed {
+	switch {
+	case err == errAttemptFailed && kept != nil:
 		// The tally belongs to the goroutine that has the turn: read it
 		// before the turn passes to another goroutine's attempt.
+		kept.keep(m, elapsed)
+		err = errFailureKept
+	case err == errAttemptFailed:
 		err = m.acquisition.round.tally.quorumError(m.key, m.client.addresses, elapsed)
 	}
 	m.giveTurn()

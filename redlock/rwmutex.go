@@ -159,7 +159,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context) error {
 	r.acquisition.extras = [][]byte{owner}
 	elapsed, generation, err := r.attempt(ctx, 1)
 	r.acquisition.extras = nil
-	if _, err := r.tried(elapsed, generation, err); err != nil {
+	if _, err := r.tried(elapsed, generation, err, nil); err != nil {
 		return err
 	}
 	return w.Unlock(ctx)

@@ -149,7 +149,7 @@ func TestRWMutexDowngradePassesOnlyItsOwnWriter(t *testing.T) {
 	reader.acquisition.extras = [][]byte{[]byte("not-the-holder")}
 	elapsed, generation, err := reader.attempt(ctx, 1)
 	reader.acquisition.extras = nil
-	_, err = reader.tried(elapsed, generation, err)
+	_, err = reader.tried(elapsed, generation, err, nil)
 	require.ErrorIs(t, err, ErrNotAcquired)
 	require.NoError(t, holder.Unlock(ctx))
 }

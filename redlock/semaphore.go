@@ -35,8 +35,9 @@ type Semaphore struct {
 	// while the first slot tried is unlikely to be free (see tryAcquire).
 	next    atomic.Uint32
 	crowded atomic.Bool
-	// scratch holds the *permitCandidates of the attempts under way.
-	scratch sync.Pool
+	// scratch holds the *permitCandidates of the attempts under way, and
+	// kept the *keptFailure of the Acquires that wait.
+	scratch, kept sync.Pool
 }
 
 // NewSemaphore returns a Semaphore named name that admits at most limit
@@ -76,6 +77,7 @@ func (c *Client) NewSemaphore(name string, limit int, options MutexOptions) *Sem
 		return s // one script tries several permits at once
 	}
 	s.waiter = newMutex(c, s.slots[0].key, waiting)
+	s.kept.New = func() any { return new(keptFailure) }
 	s.scratch.New = func() any {
 		p := &permitCandidates{slots: make([]int, 0, limit), mutexes: make([]*Mutex, 0, limit), keys: make([]string, 0, limit)}
 		if options.Fencing {
@@ -105,7 +107,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (Permit, error) {
 	if s.err != nil {
 		return one[0], s.err
 	}
-	_, err := s.tryAcquireAll(ctx, one[:])
+	_, err := s.tryAcquireAll(ctx, one[:], nil)
 	return one[0], err
 }
 
@@ -137,7 +139,7 @@ func (s *Semaphore) TryAcquireMany(ctx context.Context, n int) ([]Permit, error)
 		return nil, err
 	}
 	permits := make([]Permit, n)
-	if _, err := s.tryAcquireAll(ctx, permits); err != nil {
+	if _, err := s.tryAcquireAll(ctx, permits, nil); err != nil {
 		return nil, err
 	}
 	return permits, nil
@@ -176,10 +178,10 @@ func (s *Semaphore) checkMany(n int) error {
 // them all, or none, releasing what it won when an attempt fails. It also
 // reports, when it failed, whether its first attempt found every slot held
 // (see tryAcquire): only then will a release be announced that it has not
-// made itself.
-func (s *Semaphore) tryAcquireAll(ctx context.Context, permits []Permit) (full bool, err error) {
+// made itself. Given kept, it keeps a failure there as tryAcquire does.
+func (s *Semaphore) tryAcquireAll(ctx context.Context, permits []Permit, kept *keptFailure) (full bool, err error) {
 	for i := range permits {
-		permits[i], full, err = s.tryAcquire(ctx)
+		permits[i], full, err = s.tryAcquire(ctx, kept)
 		if err != nil {
 			for _, won := range permits[:i] {
 				// The attempt's error is the one to report: a slot whose
@@ -193,30 +195,22 @@ func (s *Semaphore) tryAcquireAll(ctx context.Context, permits []Permit) (full b
 	return false, nil
 }
 
-// heldOn returns the number of nodes that refused an attempt because the
-// key was held.
-func heldOn(failure *QuorumError) int {
-	held := 0
-	for _, node := range failure.Nodes {
-		if node.Outcome == OutcomeHeld {
-			held++
-		}
-	}
-	return held
-}
-
 // acquireAll is Acquire for every element of permits, all or none (see
 // tryAcquireAll).
 func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
-	full, err := s.tryAcquireAll(ctx, permits)
+	w := s.waiter
+	unheardBefore := w.client.notifier.unheard.Load()
+	kept := s.kept.Get().(*keptFailure)
+	defer s.kept.Put(kept)
+	full, err := s.tryAcquireAll(ctx, permits, kept)
 	if err == nil || !errors.Is(err, ErrNotAcquired) {
 		return err
 	}
-	w := s.waiter
 	if err := w.takeTurn(ctx); err != nil {
 		return err
 	}
 	defer w.giveTurn()
+	w.wait.unheardBefore = unheardBefore
 	c := w.client
 	subscribed, acquired := false, false
 	defer func() {
@@ -226,7 +220,7 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 	}()
 	for attempt := 1; ; attempt++ {
 		if w.options.MaxTries > 0 && attempt >= w.options.MaxTries {
-			return err
+			return s.keptError(err, kept)
 		}
 		if full && !subscribed {
 			w.startAttempt() // forget the wake-ups that came before
@@ -243,13 +237,15 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 			mode = waitBackoff
 		}
 		if sleepErr := w.sleep(ctx, w.retryDelay(attempt), mode, 0); sleepErr != nil {
-			return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, err)
+			return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, s.keptError(err, kept))
 		}
 		var answered int32
 		if subscribed {
 			answered = w.startAttempt()
+		} else {
+			w.wait.unheardBefore = c.notifier.unheard.Load()
 		}
-		full, err = s.tryAcquireAll(ctx, permits)
+		full, err = s.tryAcquireAll(ctx, permits, kept)
 		if err == nil {
 			acquired = true
 			return nil

@@ -17,11 +17,12 @@ import (
 // every slot no other goroutine of this process holds or is acquiring
 // (attemptOneOf), a script, until one wins the first slot it tries. With
 // MutexOptions.Fencing, each is followed by the round that commits the
-// fence, as for a Mutex.
-func (s *Semaphore) tryAcquire(ctx context.Context) (Permit, bool, error) {
+// fence, as for a Mutex. An Acquire that waits passes kept: a failure
+// that retrying may fix then goes into it (errFailureKept).
+func (s *Semaphore) tryAcquire(ctx context.Context, kept *keptFailure) (Permit, bool, error) {
 	first := int(s.next.Load()) % len(s.slots)
 	if !s.crowded.Load() {
-		permit, _, err := s.trySlot(ctx, first)
+		permit, _, err := s.trySlot(ctx, first, kept)
 		if err == nil || ctx.Err() != nil || !errors.Is(err, ErrNotAcquired) {
 			return permit, false, err
 		}
@@ -31,7 +32,7 @@ func (s *Semaphore) tryAcquire(ctx context.Context) (Permit, bool, error) {
 	defer s.scratch.Put(candidates)
 	candidates.take(s, first)
 	if len(candidates.mutexes) == 0 {
-		return Permit{}, true, s.failed(ctx, errHeldLocally)
+		return Permit{}, true, s.fail(ctx, errHeldLocally, kept)
 	}
 	carrier := candidates.mutexes[0]
 	won, elapsed, generation, err := carrier.attemptOneOf(ctx, candidates.mutexes, candidates.keys, candidates.fences)
@@ -39,8 +40,13 @@ func (s *Semaphore) tryAcquire(ctx context.Context) (Permit, bool, error) {
 	if err == errAttemptFailed {
 		// The tally is the carrier's until its turn is given back.
 		tally := &carrier.acquisition.round.tally
-		failure := tally.quorumError(carrier.key, carrier.client.addresses, elapsed)
-		err, full = failure, heldOn(failure) >= failure.Need
+		if kept != nil {
+			kept.keep(carrier, elapsed)
+			err = errFailureKept
+		} else {
+			err = tally.quorumError(carrier.key, carrier.client.addresses, elapsed)
+		}
+		full = tally.held() >= tally.need
 		if likeliest := tally.likeliest(); likeliest >= 0 && tally.chosen() < 0 {
 			split = candidates.slots[likeliest]
 		}
@@ -58,33 +64,33 @@ func (s *Semaphore) tryAcquire(ctx context.Context) (Permit, bool, error) {
 		// on which are held: one more round, on the slot most likely free
 		// on a quorum of them. The keys the first round set were released
 		// before it, in the same order on every node.
-		return s.trySlot(ctx, split)
+		return s.trySlot(ctx, split, kept)
 	}
 	if won == nil {
-		return Permit{}, full, s.failed(ctx, err)
+		return Permit{}, full, s.fail(ctx, err, kept)
 	}
 	s.crowded.Store(slot != first)
-	generation, err = won.tried(elapsed, generation, nil)
-	return s.permit(ctx, slot, generation, err)
+	generation, err = won.tried(elapsed, generation, nil, kept)
+	return s.permit(ctx, slot, generation, err, kept)
 }
 
 // trySlot makes one attempt on one slot, as a Mutex's TryLock does.
-func (s *Semaphore) trySlot(ctx context.Context, slot int) (Permit, bool, error) {
-	generation, err := s.slots[slot].tryLock(ctx)
-	return s.permit(ctx, slot, generation, err)
+func (s *Semaphore) trySlot(ctx context.Context, slot int, kept *keptFailure) (Permit, bool, error) {
+	generation, err := s.slots[slot].tryLock(ctx, kept)
+	return s.permit(ctx, slot, generation, err, kept)
 }
 
 // permit returns the permit of slot that an attempt won with generation,
 // or the attempt's error err.
-func (s *Semaphore) permit(ctx context.Context, slot int, generation uint64, err error) (Permit, bool, error) {
+func (s *Semaphore) permit(ctx context.Context, slot int, generation uint64, err error, kept *keptFailure) (Permit, bool, error) {
 	switch {
 	case err != nil:
-		return Permit{}, false, s.failed(ctx, err)
+		return Permit{}, false, s.fail(ctx, err, kept)
 	case generation == 0:
 		// Unlocked by another goroutine before it could be returned: a
 		// slot's Mutex is unlocked only through its permits, which nobody
 		// else has. Not reached.
-		return Permit{}, false, s.failed(ctx, errReleasedBeforeReturn)
+		return Permit{}, false, s.fail(ctx, errReleasedBeforeReturn, kept)
 	}
 	s.next.Store(uint32(slot + 1))
 	return Permit{mutex: s.slots[slot], slot: slot, generation: generation}, false, nil
@@ -121,6 +127,23 @@ func (p *permitCandidates) take(s *Semaphore, first int) {
 	}
 }
 
+// fail returns the error of a tryAcquire whose attempt failed with err,
+// which may be errFailureKept: when kept is given, the caller's context
+// has not ended and retrying may fix it, errFailureKept, the failure in
+// kept (see noneAcquired); otherwise the error failed makes.
+func (s *Semaphore) fail(ctx context.Context, err error, kept *keptFailure) error {
+	if kept == nil || ctx.Err() != nil || !errors.Is(err, ErrNotAcquired) {
+		if err == errFailureKept {
+			err = kept.err(s.slots[0].client.addresses)
+		}
+		return s.failed(ctx, err)
+	}
+	if err != errFailureKept {
+		kept.cause = err
+	}
+	return errFailureKept
+}
+
 // failed returns the error of a tryAcquire whose attempt failed with err:
 // the caller's context's first when it ended, err itself when retrying
 // cannot fix it, otherwise err said of the whole semaphore.
@@ -131,5 +154,20 @@ func (s *Semaphore) failed(ctx context.Context, err error) error {
 	case !errors.Is(err, ErrNotAcquired) || ctx.Err() != nil:
 		return err
 	}
+	return s.noneAcquired(err)
+}
+
+// noneAcquired returns err, an attempt's failure that retrying may fix,
+// said of the whole semaphore.
+func (s *Semaphore) noneAcquired(err error) error {
 	return fmt.Errorf("redlock: semaphore %q: none of its %d permits acquired: %w", s.name, len(s.slots), err)
+}
+
+// keptError returns err, the error of a tryAcquireAll given kept, or the
+// failure kept when it is errFailureKept.
+func (s *Semaphore) keptError(err error, kept *keptFailure) error {
+	if err != errFailureKept {
+		return err
+	}
+	return s.noneAcquired(kept.err(s.slots[0].client.addresses))
 }

@@ -192,6 +192,17 @@ func (t *tally) chosen() int64 {
 	return noChoice
 }
 
+// held returns the number of nodes that refused because the key was held.
+func (t *tally) held() int {
+	held := 0
+	for _, node := range t.nodes {
+		if node.outcome == OutcomeHeld {
+			held++
+		}
+	}
+	return held
+}
+
 // likeliest returns, after a round of a command whose row says choice
 // that no quorum decided, the smallest choice that enough nodes may have
 // free: a node that chose c had every choice before c taken and c free,

@@ -51,6 +51,11 @@ type waitState struct {
 	// lock passes such a wake-up on (notifier.unregister).
 	releaseWakes atomic.Int32
 
+	// unheardBefore is notifier.unheard when the last attempt before the
+	// waiter registered began: a release announced on an idle channel
+	// after it makes the waiter look once more (notifier.register).
+	unheardBefore uint64
+
 	// split is set by the Lock before it waits when its last attempt won
 	// some nodes but no quorum: a release may have reached some nodes
 	// before it and the others after it.

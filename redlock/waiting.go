@@ -62,10 +62,18 @@ type notifier struct {
 
 	waiting    atomic.Int64 // the number of registered waiters, read without mu
 	mu         sync.Mutex
-	waiters    map[string]*channelWaiters // channel → who waits on it; nil until the first waiter
+	waiters    map[string]*channelWaiters // channel → who waits on it, or waited lately; nil until the first waiter
 	subscriber *mux.Subscriber            // made with the first waiter
 	cannot     []error                    // per node, why it cannot notify; nil while it can
 	notifying  int                        // the nodes that can notify
+
+	// idle lists the channels nobody waits on, whose subscriptions are
+	// kept for the next waiter, the oldest first: at most idleLimit (see
+	// idleChannels). unheard numbers the releases announced on them,
+	// read without mu.
+	idle      idleChannels
+	idleLimit int
+	unheard   atomic.Uint64
 }
 
 // channelWaiters is what the notifier keeps of a channel while somebody
@@ -79,6 +87,13 @@ type channelWaiters struct {
 	// stands; confirmations counts the nodes where it is confirmed.
 	subscriptions []subscriptionState
 	confirmations int
+
+	// While nobody waits on the channel, it is linked into notifier.idle,
+	// and unheard is the number (notifier.unheard) of the last release
+	// announced on it since.
+	idlePrevious, idleNext *channelWaiters
+	isIdle                 bool
+	unheard                uint64
 }
 
 // subscriptionState is where the subscription to one channel stands on one
@@ -139,18 +154,28 @@ func (n *notifier) register(m *Mutex) bool {
 		return false
 	}
 	var fresh []string
+	look := false
 	m.wait.subscribing, m.wait.wokenOn, m.wait.pickedFor = false, "", 0
 	for _, channel := range m.releasedChannels() {
 		waiters := n.waiters[channel]
-		if waiters == nil {
+		switch {
+		case waiters == nil:
 			waiters = &channelWaiters{channel: channel, subscriptions: make([]subscriptionState, len(n.cannot))}
 			n.waiters[channel] = waiters
 			fresh = append(fresh, channel)
+		case waiters.isIdle:
+			// Subscribed already: a release announced since m's last
+			// attempt began woke nobody, and m looks once more.
+			n.idle.remove(waiters)
+			look = look || waiters.unheard > m.wait.unheardBefore
 		}
 		if waiters.confirmations < n.client.need {
 			m.wait.subscribing = true
 		}
 		waiters.mutexes = append(waiters.mutexes, m)
+	}
+	if look {
+		m.wake(causeLook)
 	}
 	if len(fresh) > 0 && n.subscriber != nil { // nil only in unit tests that deliver pushes by hand
 		for _, command := range n.pushCommands(subscribe, fresh) {
@@ -216,8 +241,9 @@ func (n *notifier) fallback() time.Duration {
 	return notificationFallback
 }
 
-// unregister removes m from the waiters of its keys, and unsubscribes from
-// the channels nobody waits on any more. A waiter that leaves without the
+// unregister removes m from the waiters of its keys. The channels nobody
+// waits on any more stay subscribed for the next waiter, as idle channels;
+// beyond idleLimit of them, the oldest are unsubscribed. A waiter that leaves without the
 // lock after it was picked for a release, and made no attempt since (its
 // context ended), passes the wake-up on.
 func (n *notifier) unregister(m *Mutex, acquired bool) {
@@ -229,11 +255,18 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 		if waiters == nil {
 			continue
 		}
-		waiters.mutexes = slices.DeleteFunc(waiters.mutexes, func(waiter *Mutex) bool { return waiter == m })
-		if len(waiters.mutexes) == 0 {
-			delete(n.waiters, channel)
-			emptied = append(emptied, channel)
+		if i := slices.Index(waiters.mutexes, m); i >= 0 {
+			waiters.mutexes = slices.Delete(waiters.mutexes, i, i+1)
 		}
+		if len(waiters.mutexes) == 0 && !waiters.isIdle {
+			n.idle.add(waiters)
+		}
+	}
+	for n.idle.count > n.idleLimit {
+		oldest := n.idle.first
+		n.idle.remove(oldest)
+		delete(n.waiters, oldest.channel)
+		emptied = append(emptied, oldest.channel)
 	}
 	n.waiting.Add(-1)
 	if !acquired && m.wait.releaseWakes.Load() > 0 {
@@ -313,6 +346,12 @@ func (n *notifier) deliver(node int, push resp.Value) {
 		n.unsubscribed(node, waiters.channel, waiters)
 		return
 	}
+	if waiters.isIdle {
+		// Nobody to wake: a waiter whose attempt began before it and that
+		// registers later looks once more.
+		waiters.unheard = n.unheard.Add(1)
+		return
+	}
 	var identity, first []byte
 	if len(push.Elems) >= 3 {
 		identity = push.Elems[2].Str
@@ -388,6 +427,10 @@ func releaseHash(identity []byte) uint64 {
 // channel waits on this one too, its attempt tries this key as well, and
 // nobody else is woken. The caller holds n.mu.
 func (n *notifier) wakeOne(channel string, waiters *channelWaiters, release uint64) {
+	if waiters.isIdle {
+		waiters.unheard = n.unheard.Add(1) // see deliver
+		return
+	}
 	if release != 0 {
 		for _, m := range waiters.mutexes {
 			if m.wait.pickedFor == release {
