@@ -3,7 +3,10 @@ package redlock
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
+	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -143,4 +146,47 @@ func (n *notifier) quorumConfirmed(m *Mutex) bool {
 		}
 	}
 	return true
+}
+
+// pushKind says whether a push command subscribes or unsubscribes.
+type pushKind bool
+
+const (
+	subscribe   pushKind = true
+	unsubscribe pushKind = false
+)
+
+// pushCommands returns the commands that subscribe to channels, or
+// unsubscribe from them: SUBSCRIBE or UNSUBSCRIBE, one command; on a
+// Client with a Redis Cluster member, whose announcements are sharded
+// (see Client.releasedChannelPrefix), SSUBSCRIBE or SUNSUBSCRIBE, one
+// command per hash slot, as a cluster's master takes them.
+func (n *notifier) pushCommands(kind pushKind, channels []string) [][]byte {
+	name := "SUBSCRIBE"
+	if kind == unsubscribe {
+		name = "UNSUBSCRIBE"
+	}
+	if !n.client.hasCluster {
+		return [][]byte{pushCommand(name, channels)}
+	}
+	bySlot := make(map[int][]string)
+	for _, channel := range channels {
+		slot := mux.Slot(channel)
+		bySlot[slot] = append(bySlot[slot], channel)
+	}
+	commands := make([][]byte, 0, len(bySlot))
+	for _, slot := range slices.Sorted(maps.Keys(bySlot)) {
+		commands = append(commands, pushCommand("S"+name, bySlot[slot]))
+	}
+	return commands
+}
+
+// pushCommand returns the command name over channels.
+func pushCommand(name string, channels []string) []byte {
+	command := resp.AppendArrayHeader(nil, 1+len(channels))
+	command = resp.AppendBulkString(command, name)
+	for _, channel := range channels {
+		command = resp.AppendBulkString(command, channel)
+	}
+	return command
 }
