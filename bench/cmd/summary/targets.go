@@ -40,6 +40,7 @@ var targets = []target{
 	{"0 allocs/op (B/op < 16), serial", zeroAllocations("Serial")},
 	{"0 allocs/op (B/op < 16), parallel", zeroAllocations("Parallel")},
 	{"0 allocs/op (B/op < 16), contention", zeroAllocations("Contention")},
+	{"0 allocs/op (B/op < 16), handoff", zeroAllocations("Handoff")},
 	{"serial ≤ 1.05 × floor (ns/op)", ratioAtMost("Serial", floorPeer, "ns/op", 1.05, 1, 3, 5)},
 	{"parallel N=5 ≤ 0.35 × floor (ns/op)", ratioAtMost("Parallel", floorPeer, "ns/op", 0.35, 5)},
 	{"parallel N=5 ≥ 5 × redsync's throughput", speedupAtLeast("Parallel", "redsync", 5, 5)},
@@ -47,6 +48,7 @@ var targets = []target{
 	{"parallel N=1 ≥ 2 × goredis's throughput", speedupAtLeast("Parallel", "goredis", 2, 1)},
 	{"handoff N=1 gap ≤ rueidislock's", ratioAtMost("Handoff", "rueidislock", "gap-µs", 1, 1)},
 	{"handoff N=5 gap ≤ 3 round trips", gapInRoundTrips(5, 3)},
+	{"handoff N=5 gap ≤ 1.2 fan-outs to N=5", gapInFanOuts(5, 1.2)},
 	{"handoff N=5 acq/s ≥ 2.5 × redsync's", ratioAtLeast("Handoff", "redsync", "acq/s", 2.5, 5)},
 	{"waiting 2 s on a held lock < 50 ms CPU", notMeasured},
 }
@@ -135,6 +137,22 @@ func gapInRoundTrips(nodes int, limit float64) func(r *results) (string, verdict
 		roundTrips := gap * 1000 / (cycle / 2)
 		measured := fmt.Sprintf("N=%d: %.1f (gap %s µs, round trip %s µs)", nodes, roundTrips, formatValue(gap, true), formatValue(cycle/2000, true))
 		return measured, combine(verdictUnknown, roundTrips <= limit)
+	}
+}
+
+// gapInFanOuts checks lockmux's handoff gap at nodes against limit
+// fan-outs, a fan-out being half the floor's serial cycle at the same N:
+// one round trip to all of its nodes.
+func gapInFanOuts(nodes int, limit float64) func(r *results) (string, verdict) {
+	return func(r *results) (string, verdict) {
+		cycle, cycleOK := r.median(resultKey{scenario: "Serial", peer: floorPeer, nodes: nodes}, "ns/op")
+		gap, gapOK := r.median(resultKey{scenario: "Handoff", peer: lockmuxPeer, nodes: nodes}, "gap-µs")
+		if !cycleOK || !gapOK || cycle == 0 {
+			return fmt.Sprintf("needs Serial floor N=%d and Handoff lockmux", nodes), verdictUnknown
+		}
+		fanOuts := gap * 1000 / (cycle / 2)
+		measured := fmt.Sprintf("N=%d: %.2f (gap %s µs, fan-out %s µs)", nodes, fanOuts, formatValue(gap, true), formatValue(cycle/2000, true))
+		return measured, combine(verdictUnknown, fanOuts <= limit)
 	}
 }
 
