@@ -40,6 +40,11 @@
 //     acq/s reports acquisitions per second and gap-µs the mean time from
 //     an unlock returning to the next lock returning. Only the peers with a
 //     blocking lock take part: lockmux, redsync and rueidislock.
+//   - BenchmarkHandoffPair: the handoff with 2 goroutines that lock again
+//     as soon as they unlock: a Lock that finds the key held waits for the
+//     release alone, and its allocations are a lone waiter's. The goroutine
+//     that unlocked may win the key back; a peer that polls does so most
+//     of the time, so acq/s is not a rate of handoffs.
 //   - BenchmarkFairness: lockmux alone, 8 goroutines on one key with the
 //     handoff's rhythm, plain and with MutexOptions.Fair; it reports the
 //     50th and 99th percentiles of the waits of Lock (p50-ms, p99-ms).

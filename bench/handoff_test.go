@@ -23,9 +23,22 @@ const (
 // mean time from an Unlock returning to the next Lock returning (negative
 // when the next Lock returns first).
 func BenchmarkHandoff(b *testing.B) {
+	handoff(b, contendingGoroutines, handoffAway)
+}
+
+// BenchmarkHandoffPair is BenchmarkHandoff with 2 goroutines that lock
+// again as soon as they unlock, as a worker and its standby do: a Lock
+// that finds the key held waits for its release alone.
+func BenchmarkHandoffPair(b *testing.B) {
+	handoff(b, 2, 0)
+}
+
+// handoff passes one key between goroutines, each of which holds it
+// handoffHold and stays away for away after its unlock.
+func handoff(b *testing.B, goroutines int, away time.Duration) {
 	blocking := func(p peer) bool { return p.blocking }
 	forEachPeer(b, blocking, func(b *testing.B, l locker) {
-		sessions := newSessions(b, l, contendingGoroutines, sameKey("bench:handoff"))
+		sessions := newSessions(b, l, goroutines, sameKey("bench:handoff"))
 		ctx, cancel := context.WithTimeout(b.Context(), handoffTimeout)
 		defer cancel()
 		// Acquisition k happens at acquiredAt[k] and its unlock returns at
@@ -58,7 +71,7 @@ func BenchmarkHandoff(b *testing.B) {
 						return
 					}
 					releasedAt[k] = time.Since(start)
-					time.Sleep(handoffAway)
+					time.Sleep(away)
 				}
 			})
 		}

@@ -108,7 +108,7 @@ func parseName(name string) (resultKey, bool) {
 
 // scenarioOrder is the order of the report: go test runs the benchmarks
 // file by file, in alphabetical order.
-var scenarioOrder = []string{"Serial", "Parallel", "Contention", "Handoff"}
+var scenarioOrder = []string{"Serial", "Parallel", "Contention", "Handoff", "HandoffPair"}
 
 // scenariosInOrder returns the scenarios of scenarioOrder that have
 // results, then any others in the order they first appear.

@@ -41,6 +41,7 @@ var targets = []target{
 	{"0 allocs/op (B/op < 16), parallel", zeroAllocations("Parallel")},
 	{"0 allocs/op (B/op < 16), contention", zeroAllocations("Contention")},
 	{"0 allocs/op (B/op < 16), handoff", zeroAllocations("Handoff")},
+	{"0 allocs/op (B/op < 16), handoff pair", zeroAllocations("HandoffPair")},
 	{"serial ≤ 1.05 × floor (ns/op)", ratioAtMost("Serial", floorPeer, "ns/op", 1.05, 1, 3, 5)},
 	{"parallel N=5 ≤ 0.35 × floor (ns/op)", ratioAtMost("Parallel", floorPeer, "ns/op", 0.35, 5)},
 	{"parallel N=5 ≥ 5 × redsync's throughput", speedupAtLeast("Parallel", "redsync", 5, 5)},
