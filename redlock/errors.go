@@ -117,6 +117,10 @@ var (
 	// its newest fence is not a decimal integer from 0 to 2^63−1.
 	ErrFenceCounter = fmt.Errorf("%w: bad fencing counter", ErrConfig)
 
+	// ErrNoLeader is matched by the error of Election.Leader when no
+	// candidate leads the election on a quorum of nodes.
+	ErrNoLeader = errors.New("redlock: election has no leader")
+
 	// ErrNotificationsUnavailable is matched by the error of a
 	// NodeErrorEvent with OperationSubscribe: the node cannot announce
 	// releases to waiting Locks. It speaks only RESP2, Options.Protocol is

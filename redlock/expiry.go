@@ -111,3 +111,19 @@ func (m *Mutex) validAtReturn(generation uint64) bool {
 	h.mu.Unlock()
 	return valid
 }
+
+// doneByClock returns the Done channel of the hold of the given
+// generation, after ending the hold if its end has come by the Client's
+// clock though its timer has not fired yet: a holder whose process was
+// paused past the end finds Done closed when it looks, before the
+// timers that were due during the pause have run.
+func (m *Mutex) doneByClock(generation uint64) <-chan struct{} {
+	h := &m.hold
+	h.mu.Lock()
+	due := h.currentLocked(generation) && !h.lost && !m.client.options.clock.Now().Before(m.endLocked())
+	h.mu.Unlock()
+	if due {
+		m.signalLost(generation, fmt.Errorf("%w: the end of the validity of %q passed before its timer ran", ErrLockLost, m.key))
+	}
+	return h.doneOf(generation)
+}

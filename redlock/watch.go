@@ -57,6 +57,9 @@ type watcher struct {
 	// and reported whether the observer was told.
 	cannot   []error
 	reported []bool
+	// observations are the Observes under way (election_observe.go),
+	// woken by the changes of their keys.
+	observations map[*observation]bool
 }
 
 // init prepares the watcher of c.
@@ -116,6 +119,11 @@ func (w *watcher) invalidated(invalidation mux.Invalidation) {
 			q.connected(invalidation.Node)
 		}
 		return
+	}
+	if invalidation.Cause == mux.InvalidatedKey {
+		w.wakeObservations(invalidation.Key)
+	} else {
+		w.wakeObservations("")
 	}
 	w.mu.Lock()
 	m := w.holds[invalidation.Key]
@@ -211,6 +219,7 @@ func (w *watcher) close() {
 // arming ended with it (and was reported, see invalidated).
 func (w *watcher) reconnected(node int) {
 	w.client.quarantine.watchMarker(node)
+	w.wakeObservations("")
 	w.mu.Lock()
 	mutexes := make(map[*Mutex]bool, len(w.holds))
 	for _, m := range w.holds {

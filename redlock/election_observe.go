@@ -1,0 +1,205 @@
+package redlock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/lockmux/lockmux/mux"
+)
+
+// observationPolls is how many times per TTL an observation reads the
+// election again when too few nodes can report a change of its keys
+// (RESP2 nodes, an ACL without client|tracking, connections being made).
+const observationPolls = 10
+
+// Observe returns a channel that delivers the election's leader, as a
+// quorum of nodes shows it, then each new leader, in the order of their
+// terms, until ctx ends or the Client is closed; then it is closed. A
+// leader is delivered once its term is committed, and a leader that
+// resigned or expired before the next delivery is skipped only if no
+// quorum showed it by then. Observe reads the nodes again when a node
+// reports a change of the election's keys (RESP3 key tracking, which sees
+// releases, expiries and acquisitions), and at the leader's expiry; only
+// while too few nodes can report changes does it read them on a schedule,
+// ten times per TTL. A reader that falls behind holds the next delivery.
+func (e *Election) Observe(ctx context.Context) <-chan Leader {
+	leaders := make(chan Leader)
+	c := e.client
+	o := &observation{election: e, keys: []string{e.name, e.name + fenceKeySuffix}, wake: make(chan struct{}, 1)}
+	w := &c.watcher
+	w.armingMu.Lock()
+	defer w.armingMu.Unlock()
+	if w.ctx.Err() != nil || c.closed.Load() {
+		close(leaders)
+		return leaders
+	}
+	w.arming.Go(func() {
+		defer close(leaders)
+		o.run(ctx, leaders)
+	})
+	return leaders
+}
+
+// observation is one Observe under way. Its goroutine, which the Client's
+// watcher owns, reads the election's keys on every node's subscription
+// connection, which arms them for key tracking, and waits for a node to
+// report a change.
+type observation struct {
+	election *Election
+	keys     []string      // the lock key and its fencing counter
+	wake     chan struct{} // a token when a node reported a change of a key, or reconnected
+}
+
+// wakeUp ends the observation's wait, now or at its next one.
+func (o *observation) wakeUp() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run delivers the leaders on leaders until ctx or the Client ends.
+//
+// A change that a quorum saw reaches the observation: every read arms the
+// keys on the nodes that answered it, and a change made after a node's
+// read is reported by it. When more than N - quorum nodes are armed, any
+// quorum has an armed node among it. With fewer, run reads on a schedule.
+func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
+	e := o.election
+	c := e.client
+	w := &c.watcher
+	w.observe(o)
+	defer w.forgetObservation(o)
+	ttl := e.options.TTL
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	timer := time.NewTimer(ttl)
+	defer timer.Stop()
+	var last Leader
+	for {
+		select {
+		case <-o.wake: // the read that follows answers it
+		default:
+		}
+		views, armed := o.arm(ctx)
+		if ctx.Err() != nil || w.ctx.Err() != nil {
+			return
+		}
+		bound := time.Duration(-1)
+		if leader, ok := leaderOf(views, c.need); ok {
+			// A new token whose term is not above the last one's is a leader
+			// whose fence is not committed yet: the commit wakes us.
+			if leader.token != last.token && leader.Term > last.Term {
+				select {
+				case leaders <- leader:
+				case <-ctx.Done():
+					return
+				case <-w.ctx.Done():
+					return
+				}
+				last = leader
+			}
+			// Without reports of enough nodes, the leader's expiry is read
+			// when it comes, or sooner on the schedule.
+			bound = leader.Expires + c.options.NodeTimeout
+		}
+		if armed >= len(views)-c.need+1 {
+			bound = -1 // the nodes report every change, expiries too
+		} else if bound < 0 || bound > ttl/observationPolls {
+			bound = ttl / observationPolls
+		}
+		var expired <-chan time.Time
+		if bound >= 0 {
+			timer.Reset(bound)
+			expired = timer.C
+		}
+		select {
+		case <-o.wake:
+		case <-expired:
+		case <-ctx.Done():
+			return
+		case <-w.ctx.Done():
+			return
+		}
+		timer.Stop()
+	}
+}
+
+// arm reads the election's keys on every node's subscription connection,
+// which arms them for key tracking there, and returns what each node
+// answered and how many were armed. Without tracking, it reads them
+// through the nodes' connections, and none is armed.
+func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
+	e := o.election
+	c := e.client
+	w := &c.watcher
+	if c.options.Protocol == ProtocolRESP2 {
+		views, _ := e.read(ctx)
+		return views, 0
+	}
+	w.client.notifier.startTracking()
+	subscriber := c.notifier.trackingSubscriber()
+	if subscriber == nil {
+		views, _ := e.read(ctx)
+		return views, 0
+	}
+	armCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(w.ctx, cancel)
+	defer stop()
+	views := make([]nodeView, c.group.Len())
+	tag := w.newWriteTag()
+	var armed sync.WaitGroup
+	for node := range views {
+		armed.Go(func() {
+			request := mux.NewRequest()
+			request.SetEval(watchLua, len(o.keys), 0)
+			for _, key := range o.keys {
+				request.AppendString(key)
+			}
+			if subscriber.Track(armCtx, node, request, tag, o.keys...) == nil {
+				views[node] = readView(request.Reply())
+			}
+		})
+	}
+	armed.Wait()
+	count := 0
+	for _, view := range views {
+		if view.answered {
+			count++
+		}
+	}
+	return views, count
+}
+
+// observe lists o, whose keys' changes wake it.
+func (w *watcher) observe(o *observation) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.observations == nil {
+		w.observations = make(map[*observation]bool)
+	}
+	w.observations[o] = true
+}
+
+// forgetObservation unlists o.
+func (w *watcher) forgetObservation(o *observation) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.observations, o)
+}
+
+// wakeObservations wakes the observations of key, or all of them when
+// key is "": a flush, or a subscription connection that ended or was
+// replaced.
+func (w *watcher) wakeObservations(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for o := range w.observations {
+		if key == "" || o.keys[0] == key || o.keys[1] == key {
+			o.wakeUp()
+		}
+	}
+}
