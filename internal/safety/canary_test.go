@@ -39,6 +39,10 @@ type canaryKit struct {
 	// refused after the second wrote; regressions the second holders
 	// whose fence was not above the first's (F2 loses the counters).
 	refused, regressions int
+
+	// elections are the clients' Elections named after the key, for the
+	// canary of a broken election (electionRestart).
+	elections [2]*redlock.Election
 }
 
 // canaryTTL is long enough for the scripted steps to happen well within
@@ -67,6 +71,7 @@ func newCanaryKit(t *testing.T, c *cluster, rec *safety.Recorder, key string, pr
 		k.workers[i] = newWorker(config, config.Name+".g0", k.clients[i], k.resource, rec)
 		// No renewal: the scenario's steps are exact.
 		k.mutexes[i] = k.clients[i].NewMutex(key, redlock.MutexOptions{TTL: canaryTTL, Fencing: true})
+		k.elections[i] = k.clients[i].NewElection(key, redlock.ElectionOptions{TTL: canaryTTL})
 	}
 	return k
 }
@@ -113,9 +118,14 @@ func (k *canaryKit) healAll() {
 // acquire locks the key for client i, retrying for up to timeout (a node
 // that restarts makes attempts fail fast until it is back).
 func (k *canaryKit) acquire(i int, timeout time.Duration) *holding {
+	return k.acquireTarget(i, mutexTarget(k.mutexes[i]), timeout)
+}
+
+// acquireTarget is acquire for target t of client i.
+func (k *canaryKit) acquireTarget(i int, t target, timeout time.Duration) *holding {
 	end := time.Now().Add(timeout)
 	for time.Now().Before(end) {
-		h, err := k.workers[i].acquire(context.Background(), mutexTarget(k.mutexes[i]), time.Until(end), false)
+		h, err := k.workers[i].acquire(context.Background(), t, time.Until(end), false)
 		require.NoError(k.t, err)
 		if h != nil {
 			return h
@@ -192,6 +202,37 @@ func (k *canaryKit) restart() {
 	second := k.acquire(1, k.ttl/2)
 	if second == nil {
 		k.t.Errorf("canary %s: the second client did not acquire the lock after the restart", name)
+		k.leave(0, first)
+		return
+	}
+	k.writeBoth(first, second)
+	k.leave(1, second)
+	k.leave(0, first)
+}
+
+// electionRestart is restart for an election, which a node's loss of
+// its keys breaks as it breaks the lock: client 1 leads with A, B, C; C
+// restarts at once with no data; client 2 campaigns with C, D, E and
+// leads while client 1 still does. The checker must find the two
+// leaderships overlapping.
+func (k *canaryKit) electionRestart() {
+	name := k.begin("election-restart")
+	defer k.end(name)
+	k.cut()
+	defer k.healAll()
+	first := k.acquireTarget(0, electionTarget(k.elections[0], "canary1"), k.ttl)
+	if first == nil {
+		k.t.Errorf("canary %s: the first client did not lead", name)
+		return
+	}
+	const c = 2
+	k.cluster.nodes[c].Kill9()
+	k.cluster.nodes[c].Wipe()
+	k.rec.Record(safety.Event{Kind: safety.KindWipe, What: "F2 restart without data", Node: nodeNames[c]})
+	k.cluster.nodes[c].Restart(k.t)
+	second := k.acquireTarget(1, electionTarget(k.elections[1], "canary2"), k.ttl/2)
+	if second == nil {
+		k.t.Errorf("canary %s: the second client did not lead after the restart", name)
 		k.leave(0, first)
 		return
 	}

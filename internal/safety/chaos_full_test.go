@@ -26,7 +26,7 @@ const fullChaos = true
 // missed writes behind the last node's address (F34), which phase C's
 // restart canary shows unsafe without the quarantine.
 func TestChaos(t *testing.T) {
-	p := profile{ttl: time.Second, keys: 4, semaphoreLimit: 2, readWrite: true, fair: true, quarantine: true, replica: true,
+	p := profile{ttl: time.Second, keys: 4, semaphoreLimit: 2, readWrite: true, fair: true, election: true, quarantine: true, replica: true,
 		localClients: 4, localGoroutines: 3, processes: 4, processGoroutines: 2,
 		longChance: 0.02, impatient: 1, warmup: 5 * time.Second, phaseA: 40 * time.Second, faults: append(slices.Clone(mustSurvive), restartAtOnceEmpty, flush, failover),
 		phaseB: 35 * time.Second, canaries: 3, latencyLimit: 100 * time.Millisecond, minStaleWritesRefused: 5}

@@ -48,6 +48,7 @@ type profile struct {
 	semaphoreLimit        int  // the permits of the semaphore the workers hold too; 0 for none
 	readWrite             bool // the workers also read and write a read/write lock
 	fair                  bool // the workers also lock a fair lock
+	election              bool // the workers also campaign in an election
 	quarantine            bool // the workers' clients quarantine nodes that lost keys (F2 is then a must-survive fault)
 	replica               bool // the last node has a replica, which F34 promotes
 	localClients          int  // in-process clients, each with its own proxies
@@ -75,12 +76,14 @@ type runFigures struct {
 	duration                  time.Duration
 }
 
-// chaosSemaphore, chaosReadWrite and chaosFair are the names of the
-// semaphore, the read/write lock and the fair lock of a chaos run.
+// chaosSemaphore, chaosReadWrite, chaosFair and chaosElection are the
+// names of the semaphore, the read/write lock, the fair lock and the
+// election of a chaos run.
 const (
 	chaosSemaphore = "lock:semaphore"
 	chaosReadWrite = "lock:rw"
 	chaosFair      = "lock:fair"
+	chaosElection  = "lock:election"
 )
 
 // runChaos runs the chaos workload with profile p and checks its history.
@@ -122,17 +125,21 @@ func runChaos(t *testing.T, p profile) runFigures {
 	for slot := range p.semaphoreLimit {
 		permits = append(permits, fmt.Sprintf("%s:permit:%d", chaosSemaphore, slot))
 	}
-	readWrite, fair := "", ""
+	readWrite, fair, election := "", "", ""
 	if p.readWrite {
 		readWrite = chaosReadWrite
 	}
 	if p.fair {
 		fair = chaosFair
 	}
+	if p.election {
+		election = chaosElection
+	}
 	base := workerConfig{Keys: keys, Semaphore: chaosSemaphore, SemaphoreLimit: p.semaphoreLimit, ReadWrite: readWrite, Fair: fair, Quarantine: p.quarantine,
 		Resource: c.resource.Addr(), TTL: p.ttl, NodeTimeout: 50 * time.Millisecond,
 		RetryMin: 10 * time.Millisecond, RetryMax: 60 * time.Millisecond, AcquireTimeout: 2 * p.ttl,
 		LongChance: p.longChance, Socket: filepath.Join(socketDir, "recorder.sock"), Lifetime: 10 * time.Minute}
+	base.Election = election
 
 	// Every client has its own proxy to every node.
 	var links [][]*faultnet.Proxy
@@ -243,6 +250,9 @@ func runChaos(t *testing.T, p profile) runFigures {
 				kit.clockJump()
 			}
 			kit.restart()
+			if p.election {
+				kit.electionRestart()
+			}
 			if shim != "" {
 				kit.drift(1.05)
 			}
@@ -276,7 +286,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 		// costs a false finding; 10 ms is still a fifth of the drift
 		// canary's error.
 		Tolerance:    10 * time.Millisecond,
-		Resource:     c.resourceLog(t, slices.Concat(keys, permits, []string{chaosReadWrite, chaosFair, "lock:canary"})),
+		Resource:     c.resourceLog(t, slices.Concat(keys, permits, []string{chaosReadWrite, chaosFair, chaosElection, "lock:canary"})),
 		Semaphores:   map[string]int{chaosSemaphore: p.semaphoreLimit},
 		ReadWrite:    map[string]bool{chaosReadWrite: p.readWrite},
 		LivenessKeys: keys, LivenessFrom: phaseAStart, LivenessTo: max(phaseAEnd, phaseBEnd),
@@ -351,7 +361,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 
 	// The semaphore's permits and the read/write lock were held, and C7
 	// and C1 counted them.
-	permitHolds, readHolds, writeHolds, fairHolds := 0, 0, 0, 0
+	permitHolds, readHolds, writeHolds, fairHolds, leaderships := 0, 0, 0, 0, 0
 	for _, e := range history {
 		switch {
 		case e.Kind != safety.KindAcquireOK:
@@ -363,6 +373,8 @@ func runChaos(t *testing.T, p profile) runFigures {
 			writeHolds++
 		case e.Key == chaosFair:
 			fairHolds++
+		case e.Key == chaosElection:
+			leaderships++
 		}
 	}
 	if p.semaphoreLimit > 0 {
@@ -374,6 +386,9 @@ func runChaos(t *testing.T, p profile) runFigures {
 	}
 	if p.fair {
 		assert.Positive(t, fairHolds, "no hold of the fair lock")
+	}
+	if p.election {
+		assert.Positive(t, leaderships, "no leadership of the election")
 	}
 
 	// Callers with short contexts: both kinds of context error seen, and
@@ -406,8 +421,8 @@ func runChaos(t *testing.T, p profile) runFigures {
 	figures := runFigures{seed: seed, holds: report.Holds, faults: n.faults + kit.runsOrZero(),
 		canaryViolations: canaryViolations, staleWrites: staleWrites,
 		shortCalls: short.calls, contextErrors: short.deadline + short.canceled, duration: time.Since(started)}
-	summary := fmt.Sprintf("chaos run: seed %d, holds %d (%d of them permits of a semaphore of %d, %d read and %d write holds of a read/write lock, %d of a fair lock), faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, calls with short contexts %d, of which ended with a context error %d, duration %v",
-		figures.seed, figures.holds, permitHolds, p.semaphoreLimit, readHolds, writeHolds, fairHolds, figures.faults, faultCounts(n.counts, kit), figures.canaryViolations, figures.staleWrites,
+	summary := fmt.Sprintf("chaos run: seed %d, holds %d (%d of them permits of a semaphore of %d, %d read and %d write holds of a read/write lock, %d of a fair lock, %d leaderships of an election), faults injected %d (%s), violations found in phase C %d, stale writes refused in phase B %d, stale holds %d, writes refused %d, calls with short contexts %d, of which ended with a context error %d, duration %v",
+		figures.seed, figures.holds, permitHolds, p.semaphoreLimit, readHolds, writeHolds, fairHolds, leaderships, figures.faults, faultCounts(n.counts, kit), figures.canaryViolations, figures.staleWrites,
 		len(report.Stale), report.WritesRejected, figures.shortCalls, figures.contextErrors, figures.duration.Round(time.Second))
 	t.Log(summary)
 	for _, f := range report.Fences {
@@ -495,7 +510,7 @@ func dumpOnFailure(t *testing.T, seed uint64, rec *safety.Recorder, c *cluster) 
 // all eight of its list: F24 comes first, so that a SCRIPT FLUSH meets the
 // callers with short contexts in every run.
 func smokeProfile() profile {
-	p := profile{ttl: time.Second, keys: 2, semaphoreLimit: 2, readWrite: true, fair: true, localClients: 4, localGoroutines: 2, longChance: 0.02, impatient: 1,
+	p := profile{ttl: time.Second, keys: 2, semaphoreLimit: 2, readWrite: true, fair: true, election: true, localClients: 4, localGoroutines: 2, longChance: 0.02, impatient: 1,
 		warmup: 2 * time.Second, phaseA: 12 * time.Second, faults: smokeFaults, firstFaults: []fault{scriptFlush},
 		latencyLimit: 100 * time.Millisecond}
 	if raceEnabled {

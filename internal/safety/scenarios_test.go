@@ -68,6 +68,17 @@ func TestD4ImmediateRestart(t *testing.T) {
 	t.Logf("fence regressions: %d (documented for F2), first holder's writes refused: %d", kit.regressions, kit.refused)
 }
 
+// TestElectionRestartCanary: as D4 for an election, which is a renewed,
+// fenced lock: client 1 leads with A, B, C; C restarts at once with no
+// data; client 2 leads with C, D, E. The checker must report the two
+// leaderships overlapping.
+func TestElectionRestartCanary(t *testing.T) {
+	c, rec, kit := canaryCluster(t, false)
+	kit.electionRestart()
+	report := checkCanary(t, c, rec)
+	assert.GreaterOrEqual(t, report.CanaryViolations["election-restart#1"], 1, "the checker did not detect the overlap")
+}
+
 // TestD15DriftFactorBoundary: the clocks of A, B and C run fast. At rate
 // 1.005 the drift allowance (1% + 2 ms) covers it and the holds never
 // overlap; at 1.05 it does not, and the checker must report the overlap.

@@ -55,6 +55,10 @@ type workerConfig struct {
 	// that the workers lock too; its holds have no fence, and only read
 	// the resource.
 	Fair string
+	// Election, when not empty, is the name of a redlock.Election the
+	// workers campaign in too, each with its own name as the value: a
+	// leadership is a hold of the key Election whose fence is its term.
+	Election string
 	// Addresses are the lock nodes, through this process's proxies.
 	Addresses []string
 	Resource  string
@@ -163,6 +167,9 @@ func newWorker(config *workerConfig, name string, client *redlock.Client, resour
 	if config.Fair != "" {
 		w.targets = append(w.targets, mutexTarget(client.NewMutex(config.Fair, redlock.MutexOptions{TTL: config.TTL, AutoExtend: true, Fencing: true, Fair: true})))
 	}
+	if config.Election != "" {
+		w.targets = append(w.targets, electionTarget(client.NewElection(config.Election, redlock.ElectionOptions{TTL: config.TTL}), name))
+	}
 	return w
 }
 
@@ -193,12 +200,45 @@ type target struct {
 	// readers: they only read the resource, as it could not order their
 	// writes.
 	unfenced bool
+	// renewedOnly is set for holds that have no Extend, leaderships:
+	// their renewal alone extends them.
+	renewedOnly bool
 }
 
 func mutexTarget(m *redlock.Mutex) target {
 	return target{name: m.Key(), takeMethod: "Lock", tryMethod: "TryLock",
 		take: func(ctx context.Context) (held, error) { return mutexHeld{m}, m.Lock(ctx) },
 		try:  func(ctx context.Context) (held, error) { return mutexHeld{m}, m.TryLock(ctx) }}
+}
+
+// electionTarget campaigns in e with value: its holds are leaderships,
+// renewed by the Election alone.
+func electionTarget(e *redlock.Election, value string) target {
+	campaign := func(ctx context.Context) (held, error) {
+		l, err := e.Campaign(ctx, value)
+		if err != nil {
+			return nil, err
+		}
+		return leadershipHeld{Leadership: l, name: e.Name()}, nil
+	}
+	return target{name: e.Name(), takeMethod: "Campaign", tryMethod: "Campaign", take: campaign, try: campaign, renewedOnly: true}
+}
+
+// leadershipHeld is a leadership of an Election, held as a lock of the
+// election's key whose fence is the term.
+type leadershipHeld struct {
+	*redlock.Leadership
+	name string
+}
+
+func (h leadershipHeld) Key() string                       { return h.name }
+func (h leadershipHeld) Token() string                     { return h.Value() }
+func (h leadershipHeld) Fence() int64                      { return h.Term() }
+func (h leadershipHeld) Release(ctx context.Context) error { return h.Resign(ctx) }
+
+// Extend is not called: a leadership has no Extend (renewedOnly).
+func (h leadershipHeld) Extend(context.Context) error {
+	return errors.New("a leadership is renewed by its Election alone")
 }
 
 func semaphoreTarget(name string, s *redlock.Semaphore) target {
@@ -255,6 +295,8 @@ type holding struct {
 	phase safety.Phase // when it entered
 	// unfenced is set for a hold without a fence: it makes no write.
 	unfenced bool
+	// renewedOnly is set for a hold without Extend (target.renewedOnly).
+	renewedOnly bool
 }
 
 // errorText shortens an error for the history.
@@ -275,7 +317,7 @@ func (w *worker) acquire(ctx context.Context, t target, timeout time.Duration, t
 		lock, method = t.try, t.tryMethod
 	}
 	w.holds++
-	h := &holding{key: t.name, hold: fmt.Sprintf("%s#%d", w.name, w.holds), unfenced: t.unfenced}
+	h := &holding{key: t.name, hold: fmt.Sprintf("%s#%d", w.name, w.holds), unfenced: t.unfenced, renewedOnly: t.renewedOnly}
 	short := w.nextContext()
 	err := w.record(safety.Event{Kind: safety.KindAcquireCall, Key: h.key, Hold: h.hold, At: safety.Now(), TTL: int64(w.config.TTL),
 		What: method, Context: short.String()})
@@ -422,7 +464,7 @@ func (w *worker) cycle(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-	case w.impatientNow() && w.rng.Float64() < extendChance:
+	case w.impatientNow() && w.rng.Float64() < extendChance && !h.renewedOnly:
 		// Extend halfway through the work.
 		work = w.uniform(5*time.Millisecond, 40*time.Millisecond)
 		if lost = waitOrDone(h.done, work/2); !lost {
@@ -467,6 +509,9 @@ func (w *worker) cycle(ctx context.Context) error {
 func (w *worker) long(ctx context.Context, h *holding) (bool, error) {
 	if waitOrDone(h.done, 750*time.Millisecond) {
 		return true, nil
+	}
+	if h.renewedOnly {
+		return waitOrDone(h.done, 750*time.Millisecond), nil
 	}
 	if err := w.extend(ctx, h); err != nil {
 		return false, err
