@@ -45,7 +45,8 @@ const (
 
 // exitStatusTable is the table of exit statuses that the help shows.
 const exitStatusTable = `Exit statuses:
-  0    success (run: the command's own status, or 128+N if signal N killed it)
+  0    success (run, elect: the command's own status, or 128+N if signal N
+       killed it)
   1    a check failed: doctor found a failing node or was cut short, status
        found no quorum holding the key, scan found keys without a TTL, the
        demo saw a violation

@@ -39,6 +39,7 @@ type command struct {
 // commands lists the subcommands in the order the help shows them.
 var commands = []command{
 	{name: "run", summary: "run a command while holding a lock", run: runCommand},
+	{name: "elect", summary: "run a command while this process leads an election", run: electCommand},
 	{name: "status", summary: "show who holds a lock on each node", run: statusCommand},
 	{name: "scan", summary: "list lock keys per node, and those without a TTL", run: scanCommand},
 	{name: "unlock", summary: "release a lock whoever holds it (administrative, --force)", run: unlockCommand},

@@ -84,8 +84,10 @@ redlock run --fencing orders:1001 -- sh -c 'psql -c "UPDATE orders SET ..., fenc
 130  interrupted while waiting for the lock (143 for SIGTERM)`,
 }
 
-// runFlags holds the flags of run.
+// runFlags holds the flags of run, and of elect, which shares its
+// supervision of the command.
 type runFlags struct {
+	command    string // the command's name in messages: "run" or "elect"
 	connection connectionFlags
 	ttl        time.Duration
 	wait       time.Duration
@@ -117,7 +119,7 @@ type mutexHold struct{ *redlock.Mutex }
 func (h mutexHold) Release(ctx context.Context) error { return h.Unlock(ctx) }
 
 func runCommand(ctx context.Context, env *environment, args []string) int {
-	var f runFlags
+	f := runFlags{command: runHelp.name}
 	flags := newFlagSet(runHelp)
 	f.connection.register(flags, true)
 	flags.DurationVar(&f.ttl, "ttl", redlock.DefaultTTL, "how long the lock lives on the nodes unless renewed")
@@ -191,7 +193,7 @@ func runCommand(ctx context.Context, env *environment, args []string) int {
 		try = func(ctx context.Context) (hold, error) { return mutexHold{m}, m.TryLock(ctx) }
 	}
 	start := time.Now()
-	h, status, ok := acquire(ctx, env, key, take, try, f.wait, signals)
+	h, status, ok := acquire(ctx, env, f.command, key, take, try, f.wait, signals)
 	if !ok {
 		return status
 	}
@@ -239,10 +241,11 @@ type signalError struct{ signal os.Signal }
 
 func (e signalError) Error() string { return "interrupted by " + e.signal.String() }
 
-// acquire takes the lock KEY with take, waiting up to wait, or with one
-// try when wait is 0, or gives up when a signal arrives. It returns false
-// with the exit status when the lock was not taken.
-func acquire(ctx context.Context, env *environment, key string, take, try func(context.Context) (hold, error),
+// acquire takes the lock KEY with take, waiting up to wait, or without
+// a bound when wait is negative, or with one try when wait is 0, or gives
+// up when a signal arrives. It returns false with the exit status when
+// the lock was not taken; its messages name the command.
+func acquire(ctx context.Context, env *environment, command, key string, take, try func(context.Context) (hold, error),
 	wait time.Duration, signals <-chan os.Signal) (hold, int, bool) {
 	waitContext, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -257,9 +260,12 @@ func acquire(ctx context.Context, env *environment, key string, take, try func(c
 	})
 	var h hold
 	var err error
-	if wait == 0 {
+	switch {
+	case wait == 0:
 		h, err = try(waitContext)
-	} else {
+	case wait < 0:
+		h, err = take(waitContext)
+	default:
 		lockContext, cancelLock := context.WithTimeout(waitContext, wait)
 		h, err = take(lockContext)
 		cancelLock()
@@ -272,17 +278,17 @@ func acquire(ctx context.Context, env *environment, key string, take, try func(c
 
 	var interrupted signalError
 	if errors.As(context.Cause(waitContext), &interrupted) {
-		fmt.Fprintf(env.stderr, "redlock run: %v while waiting for %q\n", interrupted, key)
+		fmt.Fprintf(env.stderr, "redlock %s: %v while waiting for %q\n", command, interrupted, key)
 		return nil, exitSignalBase + signalNumber(interrupted.signal), false
 	}
 	status := statusOf(err)
 	switch status {
 	case exitNotAcquired:
-		fmt.Fprintf(env.stderr, "redlock run: %q not acquired within --wait %v: %v\n", key, wait, err)
+		fmt.Fprintf(env.stderr, "redlock %s: %q not acquired within --wait %v: %v\n", command, key, wait, err)
 	case exitUnavailable:
-		fmt.Fprintf(env.stderr, "redlock run: %q not acquired: too few nodes answered for a quorum: %v\n", key, err)
+		fmt.Fprintf(env.stderr, "redlock %s: %q not acquired: too few nodes answered for a quorum: %v\n", command, key, err)
 	default:
-		fmt.Fprintf(env.stderr, "redlock run: %q not acquired: %v\n", key, err)
+		fmt.Fprintf(env.stderr, "redlock %s: %q not acquired: %v\n", command, key, err)
 	}
 	return nil, status, false
 }
@@ -300,7 +306,7 @@ func superviseCommand(env *environment, m hold, f runFlags, commandLine []string
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := child.Start(); err != nil {
-		fmt.Fprintf(env.stderr, "redlock run: %v\n", err)
+		fmt.Fprintf(env.stderr, "redlock %s: %v\n", f.command, err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			return exitNotFound
 		}
@@ -323,15 +329,15 @@ func superviseCommand(env *environment, m hold, f runFlags, commandLine []string
 		select {
 		case <-exited:
 			if waitError != nil && child.ProcessState == nil {
-				fmt.Fprintf(env.stderr, "redlock run: %v\n", waitError)
+				fmt.Fprintf(env.stderr, "redlock %s: %v\n", f.command, waitError)
 				return exitCannotRun
 			}
 			if !lost && !time.Now().Before(m.Until()) {
 				lost = true
-				fmt.Fprintf(env.stderr, "redlock run: the hold of %q had expired when the command exited: %s\n", m.Key(), losses.cause(f.maxHold))
+				fmt.Fprintf(env.stderr, "redlock %s: the hold of %q had expired when the command exited: %s\n", f.command, m.Key(), losses.cause(f.maxHold))
 			}
 			if lost {
-				fmt.Fprintf(env.stderr, "redlock run: the command exited with %s after the lock was lost\n", child.ProcessState)
+				fmt.Fprintf(env.stderr, "redlock %s: the command exited with %s after the lock was lost\n", f.command, child.ProcessState)
 				return exitLost
 			}
 			return commandStatus(child.ProcessState)
@@ -341,13 +347,13 @@ func superviseCommand(env *environment, m hold, f runFlags, commandLine []string
 			}
 		case <-done:
 			done, lost = nil, true
-			fmt.Fprintf(env.stderr, "redlock run: lost the lock %q while the command ran (%s); sending SIGTERM to pid %d\n",
-				m.Key(), losses.cause(f.maxHold), child.Process.Pid)
+			fmt.Fprintf(env.stderr, "redlock %s: lost the lock %q while the command ran (%s); sending SIGTERM to pid %d\n",
+				f.command, m.Key(), losses.cause(f.maxHold), child.Process.Pid)
 			child.Process.Signal(syscall.SIGTERM)
 			kill = time.After(f.grace)
 		case <-kill:
 			kill = nil
-			fmt.Fprintf(env.stderr, "redlock run: pid %d still runs %v after SIGTERM; sending SIGKILL\n", child.Process.Pid, f.grace)
+			fmt.Fprintf(env.stderr, "redlock %s: pid %d still runs %v after SIGTERM; sending SIGKILL\n", f.command, child.Process.Pid, f.grace)
 			child.Process.Kill()
 		}
 	}
