@@ -16,9 +16,9 @@ type Leader struct {
 	Value string
 	// Term is the leader's term, its hold's fence.
 	Term int64
-	// Expires is how long the leader's key lives on the quorum that
-	// answered, unless renewed, when they answered.
-	Expires time.Duration
+	// TTL is how long the leader's key had left on a quorum of the nodes
+	// when they answered, unless renewed.
+	TTL time.Duration
 	// token is the leader's hold's token: it tells two leaderships apart
 	// while the term of the second is not yet committed.
 	token string
@@ -78,7 +78,7 @@ func leaderOf(views []nodeView, need int) (Leader, bool) {
 		// The need-th longest TTL: the key lives on a quorum that long.
 		slices.Sort(ttls)
 		token, value := splitValue(view.value)
-		return Leader{Value: string(value), Term: term, Expires: ttls[len(ttls)-need], token: string(token)}, true
+		return Leader{Value: string(value), Term: term, TTL: ttls[len(ttls)-need], token: string(token)}, true
 	}
 	return Leader{}, false
 }

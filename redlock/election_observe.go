@@ -15,14 +15,13 @@ const observationPolls = 10
 
 // Observe returns a channel that delivers the election's leader, as a
 // quorum of nodes shows it, then each new leader, in the order of their
-// terms, until ctx ends or the Client is closed; then it is closed. A
-// leader is delivered once its term is committed, and a leader that
-// resigned or expired before the next delivery is skipped only if no
-// quorum showed it by then. Observe reads the nodes again when a node
-// reports a change of the election's keys (RESP3 key tracking, which sees
-// releases, expiries and acquisitions), and at the leader's expiry; only
-// while too few nodes can report changes does it read them on a schedule,
-// ten times per TTL. A reader that falls behind holds the next delivery.
+// terms, once their terms are committed, until ctx ends or the Client is
+// closed; then it is closed. Observe reads the nodes again whenever a node
+// reports a change of the election's keys (RESP3 key tracking reports
+// releases, expiries and acquisitions): a leadership is skipped only if it
+// ended before the read that its start caused. Only while too few nodes can
+// report changes does it read on a schedule, ten times per TTL. A reader
+// that falls behind holds the next delivery back.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	leaders := make(chan Leader)
 	c := e.client
@@ -103,7 +102,7 @@ func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 			}
 			// Without reports of enough nodes, the leader's expiry is read
 			// when it comes, or sooner on the schedule.
-			bound = leader.Expires + c.options.NodeTimeout
+			bound = leader.TTL + c.options.NodeTimeout
 		}
 		if armed >= len(views)-c.need+1 {
 			bound = -1 // the nodes report every change, expiries too
@@ -129,8 +128,8 @@ func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 
 // arm reads the election's keys on every node's subscription connection,
 // which arms them for key tracking there, and returns what each node
-// answered and how many were armed. Without tracking, it reads them
-// through the nodes' connections, and none is armed.
+// answered and how many were armed. The nodes that cannot be armed
+// (without tracking, none) are read through their connections.
 func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 	e := o.election
 	c := e.client
@@ -169,6 +168,16 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 	for _, view := range views {
 		if view.answered {
 			count++
+		}
+	}
+	if count < len(views) {
+		// The nodes that could not be armed are read all the same.
+		if read, err := e.read(ctx); err == nil {
+			for node, view := range views {
+				if !view.answered {
+					views[node] = read[node]
+				}
+			}
 		}
 	}
 	return views, count

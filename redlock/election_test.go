@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -72,7 +73,7 @@ func TestElectionLeaderReadsTheQuorum(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "host-1 pid 42", leader.Value)
 	assert.Equal(t, l.Term(), leader.Term)
-	assert.Positive(t, leader.Expires)
+	assert.Positive(t, leader.TTL)
 
 	// One node's key gone: the other two are still a quorum.
 	nodes.servers[0].Do(t, "DEL", "scheduler")
@@ -222,4 +223,64 @@ func TestElectionRunCampaignsAgainAfterALoss(t *testing.T) {
 	assert.EqualError(t, err, fmt.Sprintf("done in term %d", terms[1]))
 	_, err = election.Leader(ctx)
 	assert.ErrorIs(t, err, ErrNoLeader, "Run resigned")
+}
+
+// A new leader whose fence is not committed yet shows its predecessor's
+// term: Observe waits for the commit, which wakes it, and delivers the
+// leader with its own term.
+func TestElectionObserveWaitsForTheCommit(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	observed := nodes.client(t, Options{}).NewElection("scheduler", ElectionOptions{}).Observe(ctx)
+	a, err := nodes.client(t, Options{}).NewElection("scheduler", ElectionOptions{}).Campaign(ctx, "a")
+	require.NoError(t, err)
+	leader := <-observed
+	require.Equal(t, a.Term(), leader.Term)
+	require.NoError(t, a.Resign(ctx))
+
+	// The acquisition of the next leader, then its commit, written by hand.
+	next := fmt.Sprint(a.Term() + 1)
+	for _, server := range nodes.servers {
+		server.Do(t, "SET", "scheduler", strings.Repeat("b", tokenLength)+" b", "PX", "10000")
+	}
+	for _, server := range nodes.servers {
+		server.Do(t, "SET", "scheduler"+fenceKeySuffix, next)
+	}
+	select {
+	case leader = <-observed:
+		assert.Equal(t, "b", leader.Value)
+		assert.Equal(t, a.Term()+1, leader.Term, "delivered before its commit")
+	case <-ctx.Done():
+		t.Fatal("the next leader was not observed")
+	}
+	cancel()
+	for range observed {
+	}
+}
+
+// Without key tracking (RESP2), Observe reads the nodes on a schedule and
+// still delivers each leader.
+func TestElectionObserveWithoutTracking(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ttl = time.Second
+	observed := nodes.client(t, Options{Protocol: ProtocolRESP2}).NewElection("scheduler", ElectionOptions{TTL: ttl}).Observe(ctx)
+	candidate := nodes.client(t, Options{}).NewElection("scheduler", ElectionOptions{TTL: ttl})
+	for _, value := range []string{"a", "b"} {
+		l, err := candidate.Campaign(ctx, value)
+		require.NoError(t, err)
+		select {
+		case leader := <-observed:
+			assert.Equal(t, value, leader.Value)
+			assert.Equal(t, l.Term(), leader.Term)
+		case <-ctx.Done():
+			t.Fatalf("%s was not observed", value)
+		}
+		require.NoError(t, l.Resign(ctx))
+	}
+	cancel()
+	for range observed {
+	}
 }

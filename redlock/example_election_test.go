@@ -67,3 +67,27 @@ func ExampleElection_Run() {
 	// leading in term 1
 	// resigned: <nil>
 }
+
+// Observe delivers the leader, then each new one, until ctx ends.
+func ExampleElection_Observe() {
+	addresses, stop := startNodes(3)
+	defer stop()
+	client, err := redlock.New(addresses, redlock.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	election := client.NewElection("scheduler", redlock.ElectionOptions{})
+	if _, err := election.Campaign(context.Background(), "host-1"); err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for leader := range election.Observe(ctx) {
+		fmt.Println(leader.Value, "leads in term", leader.Term)
+		cancel() // one is enough here
+	}
+	// Output:
+	// host-1 leads in term 1
+}
