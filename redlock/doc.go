@@ -17,7 +17,9 @@
 // context is cancelled if the hold is lost. The lock family adds the
 // Semaphore (Client.NewSemaphore), the RWMutex (Client.NewRWMutex), fair
 // locks (MutexOptions.Fair), locks over several keys (MutexOptions.Keys)
-// and the resumption of a hold by its token (MutexOptions.Token).
+// and the resumption of a hold by its token (MutexOptions.Token). An
+// Election (Client.NewElection) elects one leader on a renewed, fenced
+// hold.
 //
 // An acquisition sends SET key token NX PX ttl to every node at once. It
 // succeeds when a quorum of N/2+1 nodes set the key and the hold's validity,
@@ -27,7 +29,8 @@
 //
 // The guides are in the repository's docs/ folder: waiting.md (waiting and
 // retries), renewal.md (renewal and Done), fencing.md, lock-family.md,
-// deployments.md (the quarantine, Sentinel, Cluster), acl.md, errors.md.
+// deployments.md (the quarantine, Sentinel, Cluster), acl.md, errors.md,
+// election.md.
 // The packages doctor, inspect and fencedstore, under this one, check the
 // nodes, read who holds a lock, and guard a resource kept in Redis;
 // slogobserver logs a Client's events through log/slog.
