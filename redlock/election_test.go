@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,4 +284,25 @@ func TestElectionObserveWithoutTracking(t *testing.T) {
 	cancel()
 	for range observed {
 	}
+}
+
+// Close ends every Observe: its channel closes, and its goroutine is
+// gone when Close returns, with the leader's renewal.
+func TestElectionCloseEndsObserve(t *testing.T) {
+	nodes := startCluster(t, 3, redistest.Options{})
+	goroutines := runtime.NumGoroutine()
+	client, err := New(nodes.addresses, Options{})
+	require.NoError(t, err)
+	election := client.NewElection("scheduler", ElectionOptions{})
+	l, err := election.Campaign(context.Background(), "a")
+	require.NoError(t, err)
+	observed := election.Observe(context.Background())
+	assert.Equal(t, l.Term(), (<-observed).Term)
+	require.NoError(t, client.Close())
+	_, open := <-observed
+	assert.False(t, open, "Observe's channel is closed")
+	assert.True(t, isClosed(l.Done()), "the leadership ended with the Client")
+	_, open = <-election.Observe(context.Background())
+	assert.False(t, open, "an Observe after Close is closed at once")
+	assertGoroutinesBackTo(t, goroutines)
 }
