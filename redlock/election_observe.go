@@ -150,6 +150,15 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 	defer stop()
 	views := make([]nodeView, c.group.Len())
 	tag := w.newWriteTag()
+	// A key has one arming per node. While a renewed hold of this Client
+	// watches the lock key, its arming must stay in effect, so that it
+	// tells its own writes from others': the observation arms the counter
+	// alone, and is woken by the reports of the hold's arming.
+	keys := o.keys
+	withLockKey := !w.watches(e.name)
+	if !withLockKey {
+		keys = o.keys[1:]
+	}
 	var armed sync.WaitGroup
 	for node := range views {
 		armed.Go(func() {
@@ -158,12 +167,17 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 			for _, key := range o.keys {
 				request.AppendString(key)
 			}
-			if subscriber.Track(armCtx, node, request, tag, o.keys...) == nil {
+			if subscriber.Track(armCtx, node, request, tag, keys...) == nil {
 				views[node] = readView(request.Reply())
 			}
 		})
 	}
 	armed.Wait()
+	if withLockKey && w.watches(e.name) {
+		// A hold started meanwhile, and its arming may have been answered
+		// before this one.
+		w.armAgain(e.name)
+	}
 	count := 0
 	for _, view := range views {
 		if view.answered {
@@ -198,6 +212,32 @@ func (w *watcher) forgetObservation(o *observation) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.observations, o)
+}
+
+// watches reports whether a renewed hold of the Client watches key.
+func (w *watcher) watches(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.holds[key] != nil
+}
+
+// armAgain arms once more the keys of the renewed hold that watches key,
+// under the tag of its last own write, unless that write is under way:
+// the hold arms them when it is over.
+func (w *watcher) armAgain(key string) {
+	w.mu.Lock()
+	m := w.holds[key]
+	w.mu.Unlock()
+	if m == nil {
+		return
+	}
+	h := &m.hold
+	h.mu.Lock()
+	generation, tag, armed := h.generation, h.watchTag, h.held && !h.lost && !h.writing
+	h.mu.Unlock()
+	if armed {
+		m.startArming(generation, tag, allNodes)
+	}
 }
 
 // wakeObservations wakes the observations of key, or all of them when

@@ -306,3 +306,74 @@ func TestElectionCloseEndsObserve(t *testing.T) {
 	assert.False(t, open, "an Observe after Close is closed at once")
 	assertGoroutinesBackTo(t, goroutines)
 }
+
+// An observation in the leader's own Client leaves the leader's watch of
+// its key alone: the key cut short from outside is still noticed at once,
+// not at the next renewal (3.3 s away). The leader's keys are armed first,
+// then the observation reads them, as it does on every change.
+func TestElectionObserveKeepsTheLeadersWatch(t *testing.T) {
+	redistest.RequireReal(t) // key tracking needs redis-server
+	nodes := startCluster(t, 3, redistest.Options{})
+	observer := &extendObserver{extensions: make(chan ExtendEvent, 4)}
+	client := nodes.client(t, Options{Observer: observer})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	election := client.NewElection("scheduler", ElectionOptions{TTL: 10 * time.Second})
+	l, err := election.Campaign(ctx, "a")
+	require.NoError(t, err)
+	defer l.Resign(context.Background())
+
+	o := &observation{election: election, keys: []string{"scheduler", "scheduler" + fenceKeySuffix}, wake: make(chan struct{}, 1)}
+	require.True(t, waitUntil(func() bool { _, armed := o.arm(ctx); return armed == 3 }), "the subscription connections track keys")
+	h := &l.mutex.hold
+	h.mu.Lock()
+	tag := h.watchTag
+	h.mu.Unlock()
+	l.mutex.arm(l.generation, tag, allNodes)
+	views, armed := o.arm(ctx)
+	require.Equal(t, 3, armed)
+	leader, ok := leaderOf(views, client.need)
+	require.True(t, ok)
+	require.Equal(t, l.Term(), leader.Term)
+
+	for i := range 2 {
+		client.do(t, i, "PEXPIRE", "scheduler", "100")
+	}
+	select {
+	case event := <-observer.extensions:
+		require.NoError(t, event.Err, "the extension that answers the cut")
+	case <-time.After(2 * time.Second):
+		t.Fatal("the cut went unnoticed: no extension before the renewal's schedule")
+	}
+	assert.False(t, isClosed(l.Done()))
+}
+
+// An Observe in a leader's own Client still delivers every change: the
+// leader's resignation, another Client's leader, and its own again.
+func TestElectionObserveInTheLeadersClient(t *testing.T) {
+	redistest.RequireReal(t) // key tracking needs redis-server
+	nodes := startCluster(t, 3, redistest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	own := nodes.client(t, Options{}).NewElection("scheduler", ElectionOptions{})
+	other := nodes.client(t, Options{}).NewElection("scheduler", ElectionOptions{})
+	observed := own.Observe(ctx)
+	for _, turn := range []struct {
+		election *Election
+		value    string
+	}{{own, "a"}, {other, "b"}, {own, "c"}} {
+		l, err := turn.election.Campaign(ctx, turn.value)
+		require.NoError(t, err)
+		select {
+		case leader := <-observed:
+			assert.Equal(t, turn.value, leader.Value)
+			assert.Equal(t, l.Term(), leader.Term)
+		case <-ctx.Done():
+			t.Fatalf("%s was not observed", turn.value)
+		}
+		require.NoError(t, l.Resign(ctx))
+	}
+	cancel()
+	for range observed {
+	}
+}
