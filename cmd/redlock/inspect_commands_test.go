@@ -200,7 +200,7 @@ func TestDoctorCommand(t *testing.T) {
 // keys the user may use.
 func TestDoctorCommandChecksPermissions(t *testing.T) {
 	redistest.RequireReal(t)
-	rule := "~orders:* resetchannels &lockmux:released:orders:* +set +evalsha +eval +script|load +get +del +pttl +pexpire +publish +subscribe +unsubscribe +client|tracking +info"
+	rule := "~orders:* ~lockmux:epoch* resetchannels &lockmux:released:orders:* +set +evalsha +eval +script|load +get +del +pttl +pexpire +publish +subscribe +unsubscribe +client|tracking +info +time"
 	_, addresses := startNodes(t, 1, redistest.Options{ACLUsers: []string{"locker on >pw " + rule, "noextend on >pw " + strings.Replace(rule, "+pexpire ", "", 1)}})
 
 	result := invoke(t, nil, "doctor", "--addrs", "redis://locker:pw@"+addresses, "--key-prefix", "orders:")

@@ -11,7 +11,7 @@ var trustHelp = commandHelp{
 	about: `State that the nodes are new, or kept every key they ever held: servers
 started empty for these locks, never used by a lock before. It writes each
 node's epoch marker (the key lockmux:epoch) as if it were as old as the node,
-so that clients with Options.Quarantine let the nodes vote at once instead of
+so that clients, which quarantine by default, let the nodes vote at once instead of
 keeping them out for MaxTTL. It refuses to run without --force, because a
 false statement breaks the exclusion: a node that lost the keys of live
 holds, trusted, can give the same lock to a second client. The next restart,

@@ -104,7 +104,7 @@ func (f nodeFacts) checkRole() Finding {
 			return Finding{CheckRole, SeverityWarn, fmt.Sprintf(
 				"master with %d replica(s): replication is asynchronous, so a replica promoted after a failover may miss recent locks; "+
 					"if Sentinel fails it over, give its redis-sentinel:// address, so that the clients quarantine a promoted replica; "+
-					"otherwise remove the replicas, or turn redlock.Options.Quarantine on", replicas)}
+					"otherwise remove the replicas, or keep the quarantine on (redlock.Options.Quarantine, on by default)", replicas)}
 		}
 		return Finding{CheckRole, SeverityOK, "master without replicas"}
 	case "slave", "replica":
@@ -380,7 +380,7 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 	reply := request.Reply()
 	if reply.IsError() || len(reply.Elems) != 3 {
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker %s could not be read (%v); "+
-			"a client with Options.Quarantine needs GET and SET on it", epochKey, reply)}
+			"a client that quarantines (the default) needs GET and SET on it", epochKey, reply)}
 	}
 	seconds, _ := strconv.ParseInt(string(reply.Elems[1].Str), 10, 64)
 	micros, _ := strconv.ParseInt(string(reply.Elems[2].Str), 10, 64)
@@ -391,24 +391,24 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 	switch at, err := strconv.ParseInt(written, 10, 64); {
 	case len(reply.Elems[0].Str) == 0:
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("no epoch marker: the node is new, or lost its data (a restart without "+
-			"persistence, a flush); a client with Options.Quarantine keeps it out of the locks for the longest TTL (%v) when it connects, "+
+			"persistence, a flush); a client that quarantines (the default) keeps it out of the locks for the longest TTL (%v) when it connects, "+
 			"less the time the server shows it has kept every key since it started%s",
 			longestTTL, restate)}
 	case !found || err != nil:
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker %s holds %q, not a run_id and a time: a client with "+
-			"Options.Quarantine writes it anew and keeps the node out of the locks for the longest TTL (%v)", epochKey, reply.Elems[0].Str, longestTTL)}
+			"the quarantine writes it anew and keeps the node out of the locks for the longest TTL (%v)", epochKey, reply.Elems[0].Str, longestTTL)}
 	case f.info["run_id"] != "" && owner != f.info["run_id"]:
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker was written by another server process (run_id %s): "+
-			"the node restarted or was promoted since, and a client with Options.Quarantine keeps it out of the locks for the longest "+
+			"the node restarted or was promoted since, and a client that quarantines (the default) keeps it out of the locks for the longest "+
 			"TTL (%v) when it connects", owner, longestTTL)}
 	default:
 		age := time.Duration(now-at) * time.Millisecond
 		if age < longestTTL {
-			return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker is %v old: a client with Options.Quarantine keeps "+
+			return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("the epoch marker is %v old: a client that quarantines (the default) keeps "+
 				"the node out of the locks for %v more", age.Round(time.Millisecond), (longestTTL - age).Round(time.Millisecond))}
 		}
 		return Finding{CheckEpoch, SeverityOK, fmt.Sprintf("the epoch marker is older than the longest TTL (%v): a client with "+
-			"Options.Quarantine lets the node vote", longestTTL)}
+			"the quarantine lets the node vote", longestTTL)}
 	}
 }
 
