@@ -155,7 +155,18 @@ func (g *Group) ConnectAtLeast(ctx context.Context, n int) int {
 // processor once before it writes, so that callers that are ready to send
 // too add their commands to the same writes.
 func (g *Group) Send(round *Round, deadline time.Time) {
-	buffered := false
+	if !g.Queue(round, deadline) {
+		return
+	}
+	runtime.Gosched()
+	g.Flush()
+}
+
+// Queue is Send without its write: it queues the round's command on each
+// of its servers and reports whether a command waits in a buffer, which
+// Flush, or the next Wait, writes. Queuing many rounds and then flushing
+// once writes their commands to each server in one system call.
+func (g *Group) Queue(round *Round, deadline time.Time) (buffered bool) {
 	ordered := round.Ordered && len(g.nodes) > 1
 	if ordered {
 		g.ordering.Lock()
@@ -170,10 +181,10 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 			continue
 		}
 		call.CopyCommand(&round.call)
-		if round.FollowUp {
+		if round.FollowUp && round.followUp != nil {
 			if plain, ok := node.(*conn.Conn); ok {
 				follow := &round.followUpCalls[i]
-				follow.CopyCommand(&round.followUp)
+				follow.CopyCommand(round.followUp)
 				plain.SendFollowed(call, follow, deadline)
 				round.followed[i] = true
 				continue
@@ -186,10 +197,11 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 	if ordered {
 		g.ordering.Unlock()
 	}
-	if !buffered {
-		return
-	}
-	runtime.Gosched()
+	return buffered
+}
+
+// Flush writes the commands that Queue left in the servers' buffers.
+func (g *Group) Flush() {
 	for _, node := range g.nodes {
 		node.Flush()
 	}
@@ -221,7 +233,8 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 			g.Discard(round)
 			return call.Err
 		}
-		if follow := &round.followUpCalls[i]; round.followed[i] {
+		if round.followed[i] {
+			follow := &round.followUpCalls[i]
 			if node.Wait(ctx, follow); follow.Abandoned() {
 				g.Discard(round)
 				return follow.Err
@@ -268,8 +281,10 @@ func (g *Group) Discard(round *Round) {
 		if call := &round.calls[i]; len(call.Command) != 0 && !node.Collect(call) {
 			node.Abandon(call)
 		}
-		if follow := &round.followUpCalls[i]; round.followed[i] && !node.Collect(follow) {
-			node.Abandon(follow)
+		if round.followed[i] {
+			if follow := &round.followUpCalls[i]; !node.Collect(follow) {
+				node.Abandon(follow)
+			}
 		}
 	}
 }

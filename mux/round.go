@@ -36,21 +36,26 @@ type Round struct {
 	skip     []bool      // servers left out of the next Send
 	gathered []bool      // the calls whose outcome Wait has taken
 
-	followUp      conn.Call   // the command of SetFollowUp
-	followUpCalls []conn.Call // one per server, sent when followed[i]
-	followed      []bool      // the servers sent the follow-up in the last Send
+	// followUp is the command of SetFollowUp, and followUpCalls its
+	// calls, one per server, sent when followed[i]; both nil until
+	// SetFollowUp, so that a Round without one costs no memory for it.
+	followUp      *conn.Call
+	followUpCalls []conn.Call
+	followed      []bool // the servers sent the follow-up in the last Send
 }
 
 // NewRound returns a Round sized for this Group.
 func (g *Group) NewRound() *Round {
 	n := len(g.nodes)
-	return &Round{calls: make([]conn.Call, n), skip: make([]bool, n), gathered: make([]bool, n),
-		followUpCalls: make([]conn.Call, n), followed: make([]bool, n)}
+	return &Round{calls: make([]conn.Call, n), skip: make([]bool, n), gathered: make([]bool, n), followed: make([]bool, n)}
 }
 
 // SetFollowUp sets the command that FollowUp sends after the round's own:
 // script, called by its SHA1 with key as its one key.
 func (r *Round) SetFollowUp(script *Script, key string) {
+	if r.followUp == nil {
+		r.followUp, r.followUpCalls = &conn.Call{}, make([]conn.Call, len(r.calls))
+	}
 	r.followUp.SetScript(script.script, 1, 0)
 	r.followUp.Command = resp.AppendBulkString(r.followUp.Command, key)
 }
