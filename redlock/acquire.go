@@ -278,19 +278,21 @@ func (m *Mutex) attemptFailed(ctx context.Context, number int, elapsed time.Dura
 // MutexOptions.Metadata when set.
 func (m *Mutex) newToken() error {
 	a := &m.acquisition
+	value := a.value[:0]
 	if m.options.Token != "" {
-		a.tokenSize = copy(a.tokenBytes[:], m.options.Token)
+		value = append(value, m.options.Token...)
 	} else {
 		var random [tokenLength]byte
 		if err := newToken(&random); err != nil {
 			return err
 		}
-		a.tokenSize = copy(a.tokenBytes[:], random[:])
+		value = append(value, random[:]...)
 	}
 	if metadata := m.options.Metadata; metadata != "" {
-		a.tokenBytes[a.tokenSize] = ' '
-		a.tokenSize += 1 + copy(a.tokenBytes[a.tokenSize+1:], metadata)
+		value = append(value, ' ')
+		value = append(value, metadata...)
 	}
+	a.value = value
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -68,15 +67,17 @@ func (m *Mutex) extend(ctx context.Context, generation uint64, ttl time.Duration
 // extender is what a sender of extensions keeps between sending an
 // extension and gathering its replies: a round of its own, so that an
 // extension never shares one with an acquisition or a release, and the
-// token of the hold it extends.
+// token of the hold it extends. Each Mutex has one for Extend's callers;
+// the renewer has one per extension of its largest batch, which serve
+// the holds of every Mutex of the Client in turn.
 type extender struct {
 	mu       sync.Mutex // serializes Extend's callers; the renewer needs none
-	token    [maxValueLength]byte
+	token    []byte     // grown to the longest token extended, then reused
 	round    *nodeRound
 	inFlight extension // the renewer's extension between send and gather
-	// scheduled counts the renewals scheduled for the Mutex's holds: the
-	// last one scheduled is the one that counts (renewal.seq).
-	scheduled atomic.Uint64
+	// batched makes the extension wait in the connections' buffers: the
+	// renewer writes a whole batch at once (mux.Group.Flush).
+	batched bool
 }
 
 // extension is an extension round in flight.
@@ -119,7 +120,8 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 	}
 	// The token is copied under the lock: the next hold may write a new
 	// one while this extension is in flight.
-	e := extension{generation: h.generation, until: h.until, token: x.token[:copy(x.token[:], h.token)]}
+	x.token = append(x.token[:0], h.token...)
+	e := extension{generation: h.generation, until: h.until, token: x.token}
 	acquired := h.acquired
 	if ttl != 0 {
 		// The hold's TTL from now on: the renewal goes on with it.
@@ -156,7 +158,11 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 		return e, errMaxHold
 	}
 	m.start(x.round, nodeExtend, e.token, e.ttl.Milliseconds(), nil)
-	m.post(x.round)
+	if x.batched {
+		m.queue(x.round)
+	} else {
+		m.post(x.round)
+	}
 	return e, nil
 }
 

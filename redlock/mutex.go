@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/redlock/internal/naming"
@@ -24,8 +25,8 @@ type Mutex struct {
 	//     guarded by its own mutex;
 	//   - sending: the commands sent for a hold (extensions, repairs) are
 	//     queued on the nodes before its release (see Unlock);
-	//   - renewal and extending: the rounds of the renewer's goroutine and of
-	//     Extend's callers, one at a time each.
+	//   - extending: the round of Extend's callers, one at a time (the
+	//     renewer's goroutine has rounds of its own, see renewer).
 
 	client    *Client
 	key       string
@@ -57,8 +58,10 @@ type Mutex struct {
 	// every command sent for a hold, on every node.
 	sending sync.RWMutex
 
-	renewal   extender // belongs to the Client's renewer goroutine
 	extending extender // its own mutex serializes Extend's callers
+	// renewals counts the renewals scheduled for the Mutex's holds: the
+	// last one scheduled is the one that counts (renewal.seq).
+	renewals atomic.Uint64
 }
 
 // acquisition is what the goroutine that has the turn uses to acquire a
@@ -66,10 +69,12 @@ type Mutex struct {
 // acquisition, and the token of the next hold.
 type acquisition struct {
 	round         *nodeRound
-	commit        *nodeRound           // with Fencing: the round's command, its own tally
-	remainingTTLs []int64              // scratch of resume
-	tokenBytes    [maxValueLength]byte // the token, and a space and the metadata with MutexOptions.Metadata
-	tokenSize     int
+	commit        *nodeRound // with Fencing: the round's command, its own tally
+	remainingTTLs []int64    // scratch of resume
+	// value is the token, and a space and the metadata with
+	// MutexOptions.Metadata: made by newMutex as large as it will be, and
+	// reused from hold to hold.
+	value []byte
 	// extras are the arguments that follow the number in the commands
 	// whose row says extra: for a read/write lock's writer, the TTL of its
 	// waiting marker; for a reader, the token of the write hold it
@@ -85,7 +90,7 @@ type acquisition struct {
 // token returns the value of the lock keys of the hold being acquired, or
 // of the current hold: its token, and a space and the metadata with
 // MutexOptions.Metadata.
-func (a *acquisition) token() []byte { return a.tokenBytes[:a.tokenSize] }
+func (a *acquisition) token() []byte { return a.value }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m := &Mutex{client: c, key: key, turn: make(chan struct{}, 1)}
@@ -112,6 +117,7 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 		m.announceOn = c.releasedChannelPrefix(key)
 	}
 	a := &m.acquisition
+	a.value = make([]byte, 0, valueLength(m.options))
 	a.round = m.newNodeRound()
 	// Every node sees this client's acquisitions and releases in one order:
 	// a release and an attempt, or two attempts, racing on one key cannot

@@ -92,7 +92,7 @@ func (m *Mutex) adopt(tally *tally, chosen int64, token []byte) {
 	if own != tally {
 		own.command, own.need = tally.command, tally.need
 		copy(own.nodes, tally.nodes)
-		a.tokenSize = copy(a.tokenBytes[:], token)
+		a.value = append(a.value[:0], token...)
 	}
 	own.keys = len(m.keys)
 	for i, node := range own.nodes {

@@ -33,9 +33,14 @@ func (q *renewalQueue) Pop() any {
 	return last
 }
 
+// maxRenewalBatch bounds the extensions the renewer sends at once: the
+// rounds it keeps are as many, whatever the number of holds.
+const maxRenewalBatch = 512
+
 // renewer extends the AutoExtend holds of a Client. One goroutine and one
-// timer serve every hold; the extensions that come due together are sent
-// together, so that their commands share the writes to each node. The
+// timer serve every hold; the extensions that come due together, up to
+// maxRenewalBatch, are sent together, each hold's on a round of the
+// renewer's, and their commands are written to each node at once. The
 // renewer never ends a hold that runs out of time: each hold's end has a
 // timer of its own (see expiry.go), which fires whatever the renewer is
 // doing.
@@ -47,13 +52,17 @@ type renewer struct {
 	wake       chan struct{}
 	cancel     context.CancelFunc
 	goroutines sync.WaitGroup
+
+	// extenders are the rounds of a batch, made as the batches grow and
+	// reused: they belong to the renewer's goroutine.
+	extenders []*extender
 }
 
 // schedule adds an event, starting the renewer's goroutine on first use.
 // After Close it schedules nothing and ends the event's hold at once: no
 // renewal would come for it any more.
 func (r *renewer) schedule(event renewal) {
-	event.seq = event.mutex.renewal.scheduled.Add(1)
+	event.seq = event.mutex.renewals.Add(1)
 	if !r.add(event) {
 		// Outside r.mu: the loss reaches the observer and Do's context.
 		event.mutex.signalLost(event.generation, errClientClosed)
@@ -95,7 +104,7 @@ func (r *renewer) run(ctx context.Context) {
 		r.mu.Lock()
 		now := clock.Now()
 		due = due[:0]
-		for len(r.queue) > 0 && !r.queue[0].due.After(now) {
+		for len(r.queue) > 0 && len(due) < maxRenewalBatch && !r.queue[0].due.After(now) {
 			due = append(due, heap.Pop(&r.queue).(renewal))
 		}
 		wait := time.Hour
@@ -118,27 +127,40 @@ func (r *renewer) run(ctx context.Context) {
 	}
 }
 
-// serve sends every extension that came due at once, then gathers their
-// replies.
+// serve sends the extensions that came due at once, each on a round of
+// its own, writes them to each node together, then gathers their replies.
 func (r *renewer) serve(due []renewal) {
 	sent := due[:0]
 	for _, event := range due {
 		m := event.mutex
-		if event.seq != m.renewal.scheduled.Load() {
+		if event.seq != m.renewals.Load() {
 			continue // a later renewal replaced it (renewNow)
 		}
+		x := r.extender(len(sent))
 		// An extension that cannot be sent means the hold ended
 		// (ErrNotHeld), expired, reached MaxHold or its Client closed:
 		// nothing more to renew. The timer of the hold's end ends it, a
 		// loss margin before its validity, or Client.Close did.
-		if e, err := m.sendExtension(&m.renewal, event.generation, 0); err == nil {
-			m.renewal.inFlight = e
+		if e, err := m.sendExtension(x, event.generation, 0); err == nil {
+			x.inFlight = e
 			sent = append(sent, event)
 		}
 	}
-	for _, event := range sent {
-		event.mutex.finishRenewal(event)
+	if len(sent) == 0 {
+		return
 	}
+	r.client.group.Flush()
+	for i, event := range sent {
+		event.mutex.finishRenewal(event, r.extenders[i])
+	}
+}
+
+// extender returns the i-th extender of a batch, made on first use.
+func (r *renewer) extender(i int) *extender {
+	if i == len(r.extenders) {
+		r.extenders = append(r.extenders, &extender{batched: true})
+	}
+	return r.extenders[i]
 }
 
 // renewNow schedules the renewal of m's hold of the given generation for
@@ -165,10 +187,10 @@ func (r *renewer) close() {
 // retry delay, as long as an attempt can still finish before the hold's end
 // is signalled. When none can, the hold is lost now, before its timer
 // fires, so that its holder stops as early as possible.
-func (m *Mutex) finishRenewal(event renewal) {
-	generation, e := event.generation, m.renewal.inFlight
-	m.gather(context.Background(), m.renewal.round)
-	err := m.applyExtension(e, m.renewal.round, true)
+func (m *Mutex) finishRenewal(event renewal, x *extender) {
+	generation, e := event.generation, x.inFlight
+	m.gather(context.Background(), x.round)
+	err := m.applyExtension(e, x.round, true)
 	c := m.client
 	now := c.options.clock.Now()
 	h := &m.hold

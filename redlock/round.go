@@ -155,6 +155,15 @@ func (m *Mutex) post(r *nodeRound) {
 	c.group.Send(r.round, c.roundDeadline())
 }
 
+// queue is post without the write: the command waits in the
+// connections' buffers until the caller flushes them (mux.Group.Flush),
+// or a wait for a reply does.
+func (m *Mutex) queue(r *nodeRound) {
+	c := m.client
+	r.tally.reset(r.command, c.need)
+	c.group.Queue(r.round, c.roundDeadline())
+}
+
 // gather is the second half of exchange, for a round that post sent.
 func (m *Mutex) gather(ctx context.Context, r *nodeRound) error {
 	err := m.client.group.Wait(ctx, r.round, &r.tally)

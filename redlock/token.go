@@ -18,10 +18,6 @@ const maxTokenLength = 128
 // maxMetadataLength is the longest MutexOptions.Metadata accepted.
 const maxMetadataLength = 256
 
-// maxValueLength is the longest value of a lock key: a token, and with
-// metadata, a space and the metadata.
-const maxValueLength = maxTokenLength + 1 + maxMetadataLength
-
 const hexDigits = "0123456789abcdef"
 
 // newToken fills dst with a new token: 20 bytes from crypto/rand written as
@@ -83,4 +79,17 @@ func splitValue(value []byte) (token, metadata []byte) {
 		}
 	}
 	return value, nil
+}
+
+// valueLength is the length of the lock keys' value of a Mutex's holds:
+// its token, and a space and the metadata with MutexOptions.Metadata.
+func valueLength(options MutexOptions) int {
+	length := tokenLength
+	if options.Token != "" {
+		length = len(options.Token)
+	}
+	if options.Metadata != "" {
+		length += 1 + len(options.Metadata)
+	}
+	return length
 }
