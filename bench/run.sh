@@ -11,6 +11,9 @@
 #   BENCH_PATTERN  go test -bench pattern (default .)
 #   BENCH_TIME     go test -benchtime (default: go test's, 1s)
 #   BENCH_OUT_DIR  where the raw output is saved (default bench/results)
+#   LOCKMUX_BENCH_HOLDS       BenchmarkHolds's numbers of holds (default
+#                             1000,10000; add 100000 for its targets)
+#   LOCKMUX_BENCH_HOLDS_KEEP  how long BenchmarkHolds keeps them (default 25s)
 #
 # The servers listen on 127.0.0.1 only, keep nothing on disk, live in a
 # temporary directory of their own, and are stopped, by their pid, when the

@@ -82,9 +82,14 @@ func parseLine(line string) (resultKey, map[string]float64, bool) {
 	return key, measurements, true
 }
 
-// parseName splits BenchmarkSCENARIO/peer=P/N=K-PROCS.
+// parseName splits BenchmarkSCENARIO/peer=P/N=K-PROCS, or
+// BenchmarkSCENARIO/VARIANT/peer=P/N=K-PROCS, whose scenario is then
+// SCENARIO/VARIANT (BenchmarkHolds/holds=1000/peer=lockmux/N=3).
 func parseName(name string) (resultKey, bool) {
 	parts := strings.Split(procsSuffix.ReplaceAllString(name, ""), "/")
+	if len(parts) == 4 && strings.Contains(parts[1], "=") && !strings.HasPrefix(parts[1], "peer=") {
+		parts = []string{parts[0] + "/" + parts[1], parts[2], parts[3]}
+	}
 	if len(parts) != 3 {
 		return resultKey{}, false
 	}

@@ -21,7 +21,8 @@ type metric struct {
 }
 
 // headlineMetrics returns the metrics a scenario is judged by: acquisitions
-// per second and the handoff gap where reported, else time per op.
+// per second, the handoff gap and the memory per hold where reported, else
+// time per op.
 func headlineMetrics(r *results, scenario string) []metric {
 	var metrics []metric
 	if r.has(scenario, "acq/s") {
@@ -30,14 +31,19 @@ func headlineMetrics(r *results, scenario string) []metric {
 	if r.has(scenario, "gap-µs") {
 		metrics = append(metrics, metric{unit: "gap-µs"})
 	}
+	if r.has(scenario, "B/hold") {
+		metrics = append(metrics, metric{unit: "B/hold"})
+	}
 	if len(metrics) == 0 {
 		metrics = append(metrics, metric{unit: "ns/op"})
 	}
 	return metrics
 }
 
-// otherUnits are shown after the headline metrics, without ratios.
-var otherUnits = []string{"ns/op", "allocs/op", "B/op", "goroutines/op", "cpu-ns/op"}
+// otherUnits are shown after the headline metrics, without ratios; the
+// last ones are BenchmarkHolds's.
+var otherUnits = []string{"ns/op", "allocs/op", "B/op", "goroutines/op", "cpu-ns/op",
+	"taken-s", "B/hold", "core-%", "cmd/renewal", "node-cmd/renewal", "late-p99-ms", "lost"}
 
 // writeScenario writes one table: a row per peer and N, the headline
 // metrics with their ratios to each reference present, then the other

@@ -52,6 +52,39 @@ var targets = []target{
 	{"handoff N=5 gap ≤ 1.2 fan-outs to N=5", gapInFanOuts(5, 1.2)},
 	{"handoff N=5 acq/s ≥ 2.5 × redsync's", ratioAtLeast("Handoff", "redsync", "acq/s", 2.5, 5)},
 	{"waiting 2 s on a held lock < 50 ms CPU", notMeasured},
+	{"100,000 holds: none lost", holdsAtMost("lost", 0)},
+	{"100,000 holds: ≤ 1 KiB per hold", holdsAtMost("B/hold", 1024)},
+	{"100,000 holds: < 10 % of a core", holdsBelow("core-%", 10)},
+	{"100,000 holds: taken in < 5 s", holdsBelow("taken-s", 5)},
+}
+
+// holdsScenario is BenchmarkHolds's scenario at 100,000 holds, and
+// holdsNodes its number of nodes.
+const (
+	holdsScenario = "Holds/holds=100000"
+	holdsNodes    = 3
+)
+
+// holdsAtMost checks lockmux's median in unit at 100,000 holds against
+// limit, inclusive.
+func holdsAtMost(unit string, limit float64) func(r *results) (string, verdict) {
+	return holdsCheck(unit, func(value float64) bool { return value <= limit })
+}
+
+// holdsBelow checks lockmux's median in unit at 100,000 holds against
+// limit, exclusive.
+func holdsBelow(unit string, limit float64) func(r *results) (string, verdict) {
+	return holdsCheck(unit, func(value float64) bool { return value < limit })
+}
+
+func holdsCheck(unit string, good func(float64) bool) func(r *results) (string, verdict) {
+	return func(r *results) (string, verdict) {
+		value, ok := r.median(resultKey{scenario: holdsScenario, peer: lockmuxPeer, nodes: holdsNodes}, unit)
+		if !ok {
+			return "needs LOCKMUX_BENCH_HOLDS=100000", verdictUnknown
+		}
+		return fmt.Sprintf("%s %s", formatValue(value, true), unit), combine(verdictUnknown, good(value))
+	}
 }
 
 // writeTargets writes one line per target.

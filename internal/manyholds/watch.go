@@ -1,0 +1,111 @@
+package manyholds
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockmux/lockmux/redlock"
+)
+
+// latenessBucket is the width of a bucket of the lateness histogram, and
+// latenessBuckets their number: up to 20 s, then one bucket for longer.
+const (
+	latenessBucket  = 100 * time.Microsecond
+	latenessBuckets = 200_001
+)
+
+// watch is the Client's Observer: it times each hold's renewals against
+// their schedule and counts the renewals and the losses. It allocates
+// nothing per event, so that what it costs does not count as the holds'.
+type watch struct {
+	redlock.NopObserver
+	base   time.Time
+	period time.Duration // a third of the TTL: the renewals' interval
+	prefix int           // the length of the keys' prefix
+	// last is, per hold, when its last successful extension or its
+	// acquisition ended, in nanoseconds since base; -1 when unknown.
+	last     []atomic.Int64
+	counting atomic.Bool // renewals count while the holds are kept
+	renewals atomic.Uint64
+	failed   atomic.Uint64
+	lost     atomic.Int64
+	latest   atomic.Int64 // the largest lateness, in nanoseconds
+	lateness histogram
+}
+
+func newWatch(holds int, period time.Duration, prefix int) *watch {
+	return &watch{base: time.Now(), period: period, prefix: prefix, last: make([]atomic.Int64, holds),
+		lateness: histogram{buckets: make([]atomic.Uint64, latenessBuckets)}}
+}
+
+// taken records that hold i was acquired now.
+func (w *watch) taken(i int) { w.last[i].Store(int64(time.Since(w.base))) }
+
+// OnExtend times an automatic extension against its schedule.
+func (w *watch) OnExtend(event redlock.ExtendEvent) {
+	if !event.Automatic {
+		return
+	}
+	i, err := strconv.Atoi(event.Key[min(w.prefix, len(event.Key)):])
+	if err != nil || i < 0 || i >= len(w.last) {
+		return
+	}
+	now := int64(time.Since(w.base))
+	previous := w.last[i].Load()
+	if event.Err != nil {
+		w.last[i].Store(-1) // a retry follows, on another schedule
+	} else {
+		w.last[i].Store(now)
+	}
+	if !w.counting.Load() {
+		return
+	}
+	w.renewals.Add(1)
+	if event.Err != nil {
+		w.failed.Add(1)
+	}
+	if previous < 0 {
+		return
+	}
+	late := max(now-int64(event.Elapsed)-previous-int64(w.period), 0)
+	w.lateness.record(time.Duration(late))
+	for {
+		latest := w.latest.Load()
+		if late <= latest || w.latest.CompareAndSwap(latest, late) {
+			break
+		}
+	}
+}
+
+// OnLost counts a lost hold.
+func (w *watch) OnLost(redlock.LostEvent) { w.lost.Add(1) }
+
+// histogram counts durations in buckets of latenessBucket.
+type histogram struct {
+	buckets []atomic.Uint64
+}
+
+func (h *histogram) record(d time.Duration) {
+	h.buckets[min(int(d/latenessBucket), len(h.buckets)-1)].Add(1)
+}
+
+// quantile returns the upper bound of the bucket that holds the
+// q-quantile, or 0 when nothing was recorded.
+func (h *histogram) quantile(q float64) time.Duration {
+	var total uint64
+	for i := range h.buckets {
+		total += h.buckets[i].Load()
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := max(uint64(q*float64(total)+0.5), 1)
+	var seen uint64
+	for i := range h.buckets {
+		if seen += h.buckets[i].Load(); seen >= rank {
+			return time.Duration(i+1) * latenessBucket
+		}
+	}
+	return time.Duration(len(h.buckets)) * latenessBucket
+}
