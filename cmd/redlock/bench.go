@@ -46,6 +46,13 @@ are given, against --nodes servers started for the run (redis-server
 processes without persistence when the binary is on the PATH, otherwise
 embedded miniredis servers).
 
+--holds N measures renewed holds instead of cycles: N Mutexes with
+AutoExtend on one client, taken by 256 goroutines and kept for --duration
+(2m by default, with --ttl 30s and --nodes 3 unless given). It reports the
+time to take them, the memory per hold, the client's CPU while it renews
+them, the node commands per renewal, how late the renewals start against
+their schedule, and the holds lost.
+
 --mode serial runs one worker, so that a cycle shows the round trips alone.
 --mode concurrent runs --workers workers on one client, whose commands share
 the writes to each node. With --keys below --workers, workers contend for the
@@ -62,7 +69,10 @@ redlock bench --mode concurrent --workers 32 --duration 10s
 redlock bench --addrs 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379 --mode serial --json
 
 # Contention: 16 workers on one key
-redlock bench --workers 16 --keys 1`,
+redlock bench --workers 16 --keys 1
+
+# 100,000 renewed holds on one client for two minutes
+redlock bench --holds 100000`,
 	exits: `0    the benchmark ran
 1    no cycle completed
 64   bad usage or configuration`,
@@ -79,6 +89,7 @@ type benchFlags struct {
 	nodes      int
 	embedded   bool
 	json       bool
+	holds      int
 }
 
 // benchCounters are what the workers count, read by the progress line.
@@ -112,12 +123,29 @@ func benchCommand(ctx context.Context, env *environment, args []string) int {
 	flags.IntVar(&f.nodes, "nodes", 5, "the number of servers to start when no addresses are given")
 	flags.BoolVar(&f.embedded, "embedded", false, "start embedded miniredis servers even when redis-server is on the PATH")
 	flags.BoolVar(&f.json, "json", false, "print the result as one JSON object")
+	flags.IntVar(&f.holds, "holds", 0, "measure this many renewed holds instead of lock cycles")
 	if status, ok := parseFlags(env, flags, benchHelp, args); !ok {
 		return status
 	}
-	workersSet := false
-	flags.Visit(func(flag *flag.Flag) { workersSet = workersSet || flag.Name == "workers" })
+	set := map[string]bool{}
+	flags.Visit(func(flag *flag.Flag) { set[flag.Name] = true })
+	workersSet := set["workers"]
+	if f.holds > 0 {
+		if !set["duration"] {
+			f.duration = holdsDefaultDuration
+		}
+		if !set["ttl"] {
+			f.ttl = holdsDefaultTTL
+		}
+		if !set["nodes"] {
+			f.nodes = holdsDefaultNodes
+		}
+	}
 	switch {
+	case f.holds < 0:
+		return usageError(env, benchHelp, "--holds must not be negative")
+	case f.holds > 0 && (set["mode"] || workersSet || set["keys"]):
+		return usageError(env, benchHelp, "--holds takes no --mode, --workers or --keys")
 	case flags.NArg() != 0:
 		return usageError(env, benchHelp, "unexpected argument %q", flags.Arg(0))
 	case f.mode != "serial" && f.mode != "concurrent":
@@ -164,6 +192,9 @@ func benchCommand(ctx context.Context, env *environment, args []string) int {
 		servers = cluster.kind
 		addresses = cluster.addresses()
 		fmt.Fprintf(env.stderr, "redlock bench: started %s\n", cluster.description)
+	}
+	if f.holds > 0 {
+		return benchHolds(ctx, env, f, options, addresses, servers)
 	}
 	client, err := redlock.New(addresses, options)
 	if err != nil {

@@ -158,6 +158,8 @@ func TestUsageErrors(t *testing.T) {
 		{name: "doctor without addresses", args: []string{"doctor"}, message: "no addresses"},
 		{name: "bench with a bad mode", args: []string{"bench", "--mode", "fast"}, message: "--mode must be serial or concurrent"},
 		{name: "bench serial with workers", args: []string{"bench", "--mode", "serial", "--workers", "4"}, message: "runs one worker"},
+		{name: "bench negative holds", args: []string{"bench", "--holds", "-1"}, message: "--holds must not be negative"},
+		{name: "bench holds with workers", args: []string{"bench", "--holds", "10", "--workers", "4"}, message: "--holds takes no --mode"},
 		{name: "demo without workers", args: []string{"demo", "--workers", "0"}, message: "at least 1"},
 		{name: "the same address twice", args: []string{"status", "--addrs", "127.0.0.1:7000,redis://127.0.0.1:7000", "k"},
 			message: "reach the same server 127.0.0.1:7000"},
