@@ -137,22 +137,79 @@ type arming struct {
 func (s *Subscriber) Track(ctx context.Context, node int, request *Request, tag uint64, keys ...string) error {
 	// Track does not allocate in steady state, but it is meant for the
 	// subscription connections only, off the fast path.
-	sub := s.nodes[node]
-	call := &request.call
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("mux: %s: %w", s.group.Address(node), err)
 	}
+	l, err := s.sendTracking(node, request, tag, keys)
+	if err != nil {
+		return err
+	}
+	return s.awaitTracking(ctx, node, l, request)
+}
+
+// Arming is one arming read of TrackAll: the arguments of a Track, and
+// once TrackAll returned, its error.
+type Arming struct {
+	Request *Request
+	Tag     uint64
+	Keys    []string
+	Err     error
+
+	link *link // the connection it was sent on
+}
+
+// TrackAll is Track for each of armings on server node, their reads
+// written in one go before their replies are awaited: many keys armed
+// for the cost of a few writes. Each Arming's Err is what its Track would
+// return. Leave the armings alone until it returns.
+func (s *Subscriber) TrackAll(ctx context.Context, node int, armings []Arming) {
+	for i := range armings {
+		a := &armings[i]
+		a.link, a.Err = nil, ctx.Err()
+		if a.Err != nil {
+			a.Err = fmt.Errorf("mux: %s: %w", s.group.Address(node), a.Err)
+			continue
+		}
+		a.link, a.Err = s.sendTracking(node, a.Request, a.Tag, a.Keys)
+	}
+	for i := range armings {
+		if l := armings[i].link; l != nil {
+			l.conn.Flush()
+		}
+	}
+	for i := range armings {
+		if a := &armings[i]; a.link != nil {
+			a.Err = s.awaitTracking(ctx, node, a.link, a.Request)
+			a.link = nil
+		}
+	}
+}
+
+// sendTracking sends request, the read that arms keys with tag, on the
+// link that tracks them on server node, and returns that link.
+func (s *Subscriber) sendTracking(node int, request *Request, tag uint64, keys []string) (*link, error) {
+	sub := s.nodes[node]
+	call := &request.call
 	l := s.trackingLink(node, keys)
 	sub.mu.Lock()
 	if err := s.trackableLocked(node, l); err != nil {
 		sub.mu.Unlock()
-		return err
+		return nil, err
 	}
 	t := &l.tracking
 	t.readings = append(t.readings, arming{call: call, keys: keys, tag: tag, connection: t.connection})
 	sub.mu.Unlock()
 
 	l.conn.Send(call, time.Now().Add(s.group.options.RequestTimeout))
+	return l, nil
+}
+
+// awaitTracking waits for the reply of request, sent by sendTracking on
+// link l of server node, and returns nil when it armed the keys.
+func (s *Subscriber) awaitTracking(ctx context.Context, node int, l *link, request *Request) error {
+	sub := s.nodes[node]
+	call := &request.call
+	t := &l.tracking
 	l.conn.Wait(ctx, call)
 
 	sub.mu.Lock()

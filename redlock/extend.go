@@ -214,7 +214,10 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 			m.send(r)
 		}
 		m.sending.RUnlock()
-		if arm {
+		switch {
+		case arm && automatic:
+			c.renewer.armLater(m, e.generation, e.watchTag) // on the renewer's goroutine
+		case arm:
 			m.startArming(e.generation, e.watchTag, allNodes)
 		}
 	case tally.got >= c.need:

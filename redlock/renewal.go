@@ -54,8 +54,10 @@ type renewer struct {
 	goroutines sync.WaitGroup
 
 	// extenders are the rounds of a batch, made as the batches grow and
-	// reused: they belong to the renewer's goroutine.
+	// reused, and arming the armings of the batch's watched holds (see
+	// armBatch): they belong to the renewer's goroutine.
 	extenders []*extender
+	arming    *armingBatch
 }
 
 // schedule adds an event, starting the renewer's goroutine on first use.
@@ -153,6 +155,7 @@ func (r *renewer) serve(due []renewal) {
 	for i, event := range sent {
 		event.mutex.finishRenewal(event, r.extenders[i])
 	}
+	r.startArmingBatch()
 }
 
 // extender returns the i-th extender of a batch, made on first use.

@@ -60,6 +60,8 @@ type watcher struct {
 	// observations are the Observes under way (election_observe.go),
 	// woken by the changes of their keys.
 	observations map[*observation]bool
+	// spares are the renewer's arming batches done with (see armBatch).
+	spares []*armingBatch
 }
 
 // init prepares the watcher of c.
@@ -278,7 +280,7 @@ func (m *Mutex) arm(generation, tag uint64, only int) {
 		h.mu.Lock()
 		current := h.currentLocked(generation) && !h.lost && h.watchTag == tag && !h.writing
 		had := current && h.watching[node]
-		token := string(h.token)
+		token := bytes.Clone(h.token)
 		h.mu.Unlock()
 		if !current {
 			return
@@ -307,13 +309,13 @@ func (m *Mutex) arm(generation, tag uint64, only int) {
 
 // whole reports whether the reply of watchLua shows every key with token
 // and a remaining TTL no shorter than left, the validity the hold has.
-func whole(reply resp.Value, token string, left time.Duration) bool {
+func whole(reply resp.Value, token []byte, left time.Duration) bool {
 	if reply.Type != resp.TypeArray || len(reply.Elems)%2 != 0 {
 		return false
 	}
 	for i := 0; i < len(reply.Elems); i += 2 {
 		value, ttl := reply.Elems[i], reply.Elems[i+1]
-		if value.Null || !bytes.Equal(value.Str, []byte(token)) || ttl.Type != resp.TypeInteger {
+		if value.Null || !bytes.Equal(value.Str, token) || ttl.Type != resp.TypeInteger {
 			return false
 		}
 		if time.Duration(ttl.Int)*time.Millisecond < left {
