@@ -46,6 +46,7 @@ type Client struct {
 	closing       chan struct{} // closed by Close: it ends every wait of a Lock
 	notifier      notifier
 	renewer       renewer
+	ends          holdEnds
 	watcher       watcher
 	holds         holdRegistry
 
@@ -90,6 +91,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	c.notifier.client = c
 	c.notifier.idleLimit = idleChannelsKept
 	c.renewer.client = c
+	c.ends.client = c
 	c.watcher.init(c)
 	groupOptions := options.connection().Group()
 	groupOptions.Scripts = allScripts
@@ -232,6 +234,7 @@ func (c *Client) Close() error {
 	close(c.closing)
 	c.renewer.close()
 	c.holds.close()
+	c.ends.close()
 	c.watcher.close()
 	c.notifier.close()
 	if err := c.group.Close(); err != nil {

@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// The end of a hold is watched by a timer of its own, whatever the renewal
-// is doing: the renewer's goroutine may be waiting for a round or for an
-// observer, and the end must not wait for it. The timer is set, when the
-// hold starts, for the hold's end: its validity less the loss margin.
-// When it fires, it looks at the hold again by the Client's clock, and a
-// hold whose validity an extension moved later gets the timer again, for
-// its new end: an extension moves the end later only once a quorum
-// confirmed it. An extension that shortens the keys (see applyExtension)
+// The end of a hold is watched apart from its renewal (see holdEnds),
+// whatever the renewal is doing: the renewer's goroutine may be waiting
+// for a round or for an observer, and the end must not wait for it. The
+// end is watched, from the hold's start, for its validity less the loss
+// margin. When that moment comes, the hold is looked at again by the
+// Client's clock, and a hold whose validity an extension moved later is
+// watched again, for its new end: an extension moves the end later only
+// once a quorum confirmed it. An extension that shortens the keys (see applyExtension)
 // moves it earlier at once, confirmed or not. Nothing else moves it.
 
 // lossMargin is how long before the end of its validity the end of a hold
@@ -33,16 +33,10 @@ func (m *Mutex) endLocked() time.Time {
 	return m.hold.until.Add(-m.lossMargin())
 }
 
-// setEndTimerLocked sets the timer of the hold's end, made on the first
-// hold of the Mutex and reused by the next ones. The caller holds m.hold.mu.
+// setEndTimerLocked watches the hold's end (see holdEnds). The caller
+// holds m.hold.mu.
 func (m *Mutex) setEndTimerLocked() {
-	h := &m.hold
-	delay := m.client.timerDelay(m.endLocked())
-	if h.endTimer == nil {
-		h.endTimer = time.AfterFunc(delay, m.watchEnd)
-		return
-	}
-	h.endTimer.Reset(delay)
+	m.client.ends.set(m, m.endLocked())
 }
 
 // moveUntilLocked sets the validity of the hold to until, after an
@@ -58,23 +52,27 @@ func (m *Mutex) moveUntilLocked(until time.Time) {
 	}
 }
 
-// watchEnd runs when the timer of the hold's end fires. It ends the hold
-// if its end has come by the Client's clock; otherwise an extension moved
-// it, or the clock is slower than the timer, and the timer is set again.
-func (m *Mutex) watchEnd() {
+// endHasCome runs when the end of the hold watched has come by the
+// Client's clock. It reports, with the hold's generation, whether the
+// hold ends now; otherwise an extension moved its end, or the clock is
+// slower than the timer, and the end is watched again.
+func (m *Mutex) endHasCome() (generation uint64, ended bool) {
 	h := &m.hold
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if !h.held || h.lost {
-		h.mu.Unlock()
-		return
+		return 0, false
 	}
 	if delay := m.client.timerDelay(m.endLocked()); delay > 0 {
-		h.endTimer.Reset(delay)
-		h.mu.Unlock()
-		return
+		m.setEndTimerLocked()
+		return 0, false
 	}
-	generation := h.generation
-	h.mu.Unlock()
+	return h.generation, true
+}
+
+// signalEnd signals the end of the hold of the given generation, which
+// endHasCome found.
+func (m *Mutex) signalEnd(generation uint64) {
 	if m.options.AutoExtend {
 		m.signalLost(generation, fmt.Errorf("%w: %q was not renewed %v before its validity ends", ErrLockLost, m.key, m.lossMargin()))
 		return
@@ -83,14 +81,12 @@ func (m *Mutex) watchEnd() {
 }
 
 // endByClose ends the hold of m, if it has one, when its Client closes:
-// nothing renews it any more. Its timer stops.
+// nothing renews it any more. Its end is no longer watched.
 func (m *Mutex) endByClose() {
 	h := &m.hold
 	h.mu.Lock()
 	held, generation := h.held, h.generation
-	if h.endTimer != nil {
-		h.endTimer.Stop()
-	}
+	m.client.ends.remove(m)
 	h.mu.Unlock()
 	if held {
 		m.signalLost(generation, errClientClosed)

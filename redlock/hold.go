@@ -53,7 +53,11 @@ type hold struct {
 	writing  bool
 	done     chan struct{}
 	onLost   func(cause error) // set by Client.Do: cancels its context
-	endTimer *time.Timer       // fires at the hold's end (see expiry.go)
+	// endAt is the moment the hold's end is watched for, by the Client's
+	// clock, and endPlace one more than its index in the Client's
+	// holdEnds, 0 when not listed: both guarded by the holdEnds' mutex.
+	endAt    time.Time
+	endPlace int
 
 	// registryIndex is the Mutex's place in its Client's holdRegistry.
 	registryIndex int
@@ -150,15 +154,12 @@ func (h *hold) doneOf(generation uint64) <-chan struct{} {
 	return h.done
 }
 
-// endLocked forgets the hold: Done closes, its timer stops, and a renewal
-// or an extension in flight finds it gone. The caller holds h.mu and
-// removes the Mutex from the Client's registry.
+// endLocked forgets the hold: Done closes, and a renewal or an extension
+// in flight finds it gone. The caller holds h.mu, and removes the Mutex
+// from the Client's registry and its holdEnds.
 func (h *hold) endLocked() {
 	if h.done != nil && !h.lost {
 		close(h.done)
-	}
-	if h.endTimer != nil {
-		h.endTimer.Stop()
 	}
 	h.held, h.lost, h.done, h.onLost, h.writing = false, false, nil, nil, false
 	h.token, h.until, h.acquired, h.fence = nil, time.Time{}, time.Time{}, 0
@@ -263,6 +264,7 @@ func (m *Mutex) endHold(generation uint64) (ended endedHold, ok bool) {
 	if h.heldLocked(generation) {
 		ended = endedHold{until: h.until, acquired: h.acquired, lost: h.lost}
 		h.endLocked()
+		m.client.ends.remove(m)
 		m.client.holds.remove(m)
 		ok = true
 	}
