@@ -3,7 +3,6 @@ package mux
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
@@ -216,8 +215,13 @@ func (s *Subscriber) awaitTracking(ctx context.Context, node int, l *link, reque
 	armed := false
 	for i := range t.readings {
 		if t.readings[i].call == call {
+			// Their order does not matter: the last takes its place,
+			// so that TrackAll's many readings cost no shifting.
 			armed = t.readings[i].armed
-			t.readings = slices.Delete(t.readings, i, i+1)
+			last := len(t.readings) - 1
+			t.readings[i] = t.readings[last]
+			t.readings[last] = arming{}
+			t.readings = t.readings[:last]
 			break
 		}
 	}
