@@ -243,7 +243,8 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 		return generation
 	}
 	if m.options.AutoExtend {
-		c.renewer.schedule(renewal{mutex: m, generation: generation, due: m.nextRenewal(c.options.clock.Now(), until, m.options.TTL)})
+		c.renewer.schedule(renewal{mutex: m, generation: generation, due: m.nextRenewal(c.options.clock.Now(), until, m.options.TTL),
+			early: renewalEarly(m.options.TTL)})
 	}
 	if watched {
 		c.watcher.watch(m)

@@ -51,3 +51,38 @@ func TestRenewerServesMoreHoldsThanABatchOnItsOwnRounds(t *testing.T) {
 	require.NoError(t, client.Close()) // the renewer's goroutine has ended
 	assert.Len(t, client.renewer.extenders, maxRenewalBatch, "the renewer's rounds")
 }
+
+// Holds taken one after the other come due one after the other: a renewal
+// due within a tenth of the renewals' interval goes with the batch of the
+// one due first.
+func TestARenewalDueSoonGoesWithTheBatchDueFirst(t *testing.T) {
+	clock := newManualClock()
+	renewed := make(chan string, 2)
+	observer := &countingObserver{onExtend: func(event ExtendEvent) {
+		if event.Automatic && event.Err == nil {
+			renewed <- event.Key
+		}
+	}}
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock, Observer: observer})
+	ttl := 30 * time.Second
+	first := client.NewMutex("first", MutexOptions{TTL: ttl, AutoExtend: true})
+	second := client.NewMutex("second", MutexOptions{TTL: ttl, AutoExtend: true})
+	require.NoError(t, first.Lock(context.Background()))
+	clock.Advance(renewalEarly(ttl) / 2)
+	require.NoError(t, second.Lock(context.Background()))
+	until := second.Until()
+
+	clock.Advance(ttl/3 - renewalEarly(ttl)/2) // the first is due; the second soon
+	client.renewer.wake <- struct{}{}          // the renewer's timer runs in real time
+	keys := map[string]bool{}
+	for range 2 {
+		select {
+		case key := <-renewed:
+			keys[key] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("renewed: %v; the second hold's renewal did not go with the first's", keys)
+		}
+	}
+	assert.Equal(t, map[string]bool{"first": true, "second": true}, keys)
+	assert.True(t, second.Until().After(until), "the second hold was renewed")
+}
