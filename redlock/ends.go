@@ -17,10 +17,13 @@ import (
 type holdEnds struct {
 	client *Client
 
-	mu      sync.Mutex
-	queue   endQueue // guarded by mu
-	wake    chan struct{}
-	next    time.Duration // guarded by mu: the wait for the first end, when set woke the goroutine
+	mu    sync.Mutex
+	queue endQueue // guarded by mu
+	wake  chan struct{}
+	next  time.Duration // guarded by mu: the wait for the first end, when set woke the goroutine
+	// armed is the end the timer waits for, zero when none: guarded by
+	// mu. A hold whose end comes later wakes nobody.
+	armed   time.Time
 	cancel  context.CancelFunc
 	closed  bool
 	running sync.WaitGroup // the goroutine, and the ends it signals
@@ -73,10 +76,10 @@ func (e *holdEnds) set(m *Mutex, at time.Time) {
 	} else {
 		heap.Push(&e.queue, m)
 	}
-	if e.queue[0] == m {
+	if e.queue[0] == m && (e.armed.IsZero() || at.Before(e.armed)) {
 		// The clock is read here, as a timer of the hold's own would
 		// be set, never by the goroutine at each change of the queue.
-		e.next = e.client.timerDelay(at)
+		e.next, e.armed = e.client.timerDelay(at), at
 		select {
 		case e.wake <- struct{}{}:
 		default:
@@ -127,8 +130,10 @@ func (e *holdEnds) serve() time.Duration {
 			e.due = append(e.due, heap.Pop(&e.queue).(*Mutex))
 		}
 		wait := time.Hour
+		e.armed = time.Time{}
 		if len(e.queue) > 0 {
-			wait = e.client.timerDelay(e.queue[0].hold.endAt)
+			e.armed = e.queue[0].hold.endAt
+			wait = e.client.timerDelay(e.armed)
 		}
 		e.mu.Unlock()
 		if len(e.due) == 0 {
