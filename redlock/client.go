@@ -126,7 +126,7 @@ func New(addresses []string, options Options) (*Client, error) {
 // node's verdict is unknown again until its epoch markers are read.
 func (c *Client) recordRunID(node int, address, runID string) {
 	if q := c.quarantine; q != nil {
-		q.connected(node) // before the connection carries a command
+		q.reconnected(node, runID) // before the connection carries a command
 	}
 	if runID == "" {
 		return // INFO was denied or is not supported: nothing to compare

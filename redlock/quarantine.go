@@ -45,9 +45,9 @@ const epochKey = naming.EpochKey
 // than Options.MaxTTL and its drift allowance by the node's own clock:
 // every hold it could have lost has ended by then. Every client reaches
 // the same verdict from the node's marker. A node's verdict is unknown
-// from its every connection until its marker is read (verify), and its
-// votes do not count meanwhile: OnConnect marks it before the connection
-// carries a command.
+// from a connection to another server process until its marker is read
+// (verify), and its votes do not count meanwhile: OnConnect marks it
+// before the connection carries a command.
 type quarantine struct {
 	client    *Client
 	threshold time.Duration // MaxTTL and its drift allowance
@@ -86,8 +86,22 @@ func newQuarantine(c *Client) *quarantine {
 	return q
 }
 
-// connected notes that node connected: its verdict is unknown until its
-// marker is read again.
+// reconnected notes that node has a new connection, to the server process
+// runID ("" when INFO was refused). The verdict of a plain node stands
+// when that process wrote the marker it was read from: the server did not
+// restart, and each vote is still judged by the marker read after it.
+// Otherwise the verdict is unknown until the marker is read again.
+func (q *quarantine) reconnected(node int, runID string) {
+	n := &q.nodes[node]
+	if read := n.marker.Load(); runID != "" && read != nil && !n.pending.Load() &&
+		!q.client.group.IsCluster(node) && strings.HasPrefix(*read, runID+" ") {
+		return
+	}
+	q.connected(node)
+}
+
+// connected notes that node's verdict is unknown until its marker is read
+// again.
 func (q *quarantine) connected(node int) {
 	if !q.nodes[node].pending.Swap(true) {
 		q.pending.Add(1)
