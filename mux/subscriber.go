@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/conn"
@@ -109,6 +110,11 @@ type link struct {
 	// uses it, and there is one reader at a time.
 	enable   conn.Call
 	reported []Invalidation
+	// ready is set from just before OnConnect until the connection is
+	// lost: SendTo writes no push command before then, so that a
+	// subscription first made on a connection is never taken for one made
+	// again by OnConnect.
+	ready atomic.Bool
 }
 
 // newLink returns a link over a new connection to address, whose pushes
@@ -188,6 +194,7 @@ func (s *Subscriber) listen(ctx context.Context, node int, l *link, shard bool) 
 		case <-retry.C:
 		}
 		var lasted time.Duration // how long the connection was listened to
+		l.ready.Store(false)
 		if link.Connect(ctx) == nil {
 			if link.Protocol() != ProtocolRESP3 {
 				s.unavailable(node, fmt.Errorf("%w: %s speaks only RESP2, and subscriptions need RESP3 (Redis 6 or later)",
@@ -195,6 +202,7 @@ func (s *Subscriber) listen(ctx context.Context, node int, l *link, shard bool) 
 				return
 			}
 			if s.enableTracking(ctx, node, l) {
+				l.ready.Store(true)
 				if onConnect := s.options.OnConnect; onConnect != nil {
 					onConnect(node)
 				}
@@ -280,7 +288,7 @@ func (s *Subscriber) SendTo(node int, command []byte) bool {
 		return false
 	case sub.shards != nil:
 		return s.sendToShard(node, command)
-	case sub.link == nil:
+	case sub.link == nil || !sub.link.ready.Load():
 		return false
 	}
 	return sub.link.conn.SendPush(command)
