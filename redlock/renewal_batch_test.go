@@ -24,7 +24,7 @@ func TestRenewerServesMoreHoldsThanABatchOnItsOwnRounds(t *testing.T) {
 			renewed <- struct{}{}
 		}
 	}}
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock, Observer: observer})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock, Observer: observer, MaxTTL: 30 * time.Second})
 	ttl := 30 * time.Second
 	mutexes := make([]*Mutex, holds)
 	for i := range mutexes {
@@ -63,7 +63,7 @@ func TestARenewalDueSoonGoesWithTheBatchDueFirst(t *testing.T) {
 			renewed <- event.Key
 		}
 	}}
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock, Observer: observer})
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{clock: clock, Observer: observer, MaxTTL: 30 * time.Second})
 	ttl := 30 * time.Second
 	first := client.NewMutex("first", MutexOptions{TTL: ttl, AutoExtend: true})
 	second := client.NewMutex("second", MutexOptions{TTL: ttl, AutoExtend: true})
