@@ -24,7 +24,9 @@ import (
 func TestImpatientNeighbourCostsOthersNothing(t *testing.T) {
 	redistest.RequireReal(t)
 	var addresses []string
-	for _, server := range redistest.StartN(t, 3, redistest.Options{}) {
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	trustServers(t, servers...)
+	for _, server := range servers {
 		proxy := faultnet.New(t, server.Addr())
 		proxy.Delay(0, 2*time.Millisecond)
 		addresses = append(addresses, proxy.Addr())

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock"
 	"github.com/lockmux/lockmux/resp"
@@ -40,6 +41,7 @@ func TestHostileNodeIsANodeErrorNotASuccess(t *testing.T) {
 	server := redistest.Start(t, redistest.Options{})
 	t.Run("a minority of hostile nodes", func(t *testing.T) {
 		second := redistest.Start(t, redistest.Options{})
+		require.NoError(t, trustednodes.Trust([]string{server.Addr(), second.Addr()}, redlock.Options{}))
 		fake := hostile(strings.Repeat("1", 40), "$-2\r\n")
 		client, err := redlock.New([]string{server.Addr(), second.Addr(), fake.Addr()}, redlock.Options{})
 		require.NoError(t, err)

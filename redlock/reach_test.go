@@ -33,6 +33,7 @@ func TestAcquisitionReachesANodeStillBeingDialled(t *testing.T) {
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
 			servers := redistest.StartN(t, 3, redistest.Options{})
+			trustServers(t, servers...)
 			slow := faultnet.New(t, servers[2].Addr())
 			// The dial must outlast the Lock: it is released by the test.
 			client, err := New([]string{servers[0].Addr(), servers[1].Addr(), slow.Addr()}, Options{DialTimeout: time.Minute, MaxTTL: time.Minute})

@@ -53,6 +53,7 @@ func slowThirdNode(t *testing.T, nodeTimeout time.Duration) ([]*redistest.Server
 	t.Helper()
 	redistest.RequireReal(t)
 	servers := redistest.StartN(t, 3, redistest.Options{})
+	trustServers(t, servers...)
 	slow := faultnet.New(t, servers[2].Addr())
 	client, err := New([]string{servers[0].Addr(), servers[1].Addr(), slow.Addr()}, Options{NodeTimeout: nodeTimeout})
 	require.NoError(t, err)

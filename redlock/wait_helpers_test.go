@@ -26,7 +26,7 @@ var resp2Only = redistest.Options{ExtraArgs: []string{"--rename-command", "HELLO
 var noChannelRights = redistest.Options{ACLUsers: []string{"locker on >pw ~* +@all"}}
 
 // startMixedCluster starts resp2 RESP2-only nodes, then resp3 ordinary
-// ones.
+// ones, stated new.
 func startMixedCluster(t *testing.T, resp2, resp3 int) *cluster {
 	t.Helper()
 	c := &cluster{}
@@ -39,6 +39,7 @@ func startMixedCluster(t *testing.T, resp2, resp3 int) *cluster {
 	for _, server := range c.servers {
 		c.addresses = append(c.addresses, server.Addr())
 	}
+	trustServers(t, c.servers...)
 	return c
 }
 
