@@ -115,9 +115,12 @@ func (w *watcher) forget(m *Mutex) {
 // subscription connection's goroutine and must not block.
 func (w *watcher) invalidated(invalidation mux.Invalidation) {
 	if isEpochKey(invalidation.Key) {
-		if q := w.client.quarantine; q != nil {
-			// The marker changed, was flushed, or is no longer watched:
-			// the node's verdict is read again before its next vote.
+		// The marker changed or was flushed: the node's verdict is read
+		// again before its next vote. A watch that ended changes nothing
+		// for a plain node, whose every vote is judged by the marker read
+		// after it; a Redis Cluster node's verdict is read again.
+		q := w.client.quarantine
+		if q != nil && (invalidation.Cause != mux.InvalidatedDisconnected || w.client.group.IsCluster(invalidation.Node)) {
 			q.connected(invalidation.Node)
 		}
 		return
