@@ -65,7 +65,7 @@ func flushAll(b *testing.B, addresses []string) {
 	}
 	// The flush lost nothing that any lock still needs: the servers are
 	// stated new again, so that lockmux's quarantine lets them vote.
-	if err := trustednodes.Trust(addresses, redlock.Options{}); err != nil {
+	if err := trustednodes.Trust(context.Background(), addresses, redlock.Options{}); err != nil {
 		b.Fatalf("trust: %v", err)
 	}
 }

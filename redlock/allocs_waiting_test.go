@@ -36,25 +36,12 @@ func TestBlockingLockDoesNotAllocate(t *testing.T) {
 						acquisition()
 					}
 					for _, client := range []*Client{waiterClient, holderClient} {
-						awaitArmed(t, client)
+						waitArmed(t, client)
 					}
 					assert.Zero(t, testing.AllocsPerRun(50, acquisition))
 					require.NoError(t, ctx.Err())
 				})
 			}
 		}
-	}
-}
-
-// awaitArmed waits until the quarantine's watcher of each node of client,
-// when it has a quarantine, is armed: the arming, on goroutines of its
-// own, allocates.
-func awaitArmed(t *testing.T, client *Client) {
-	t.Helper()
-	if client.quarantine == nil {
-		return
-	}
-	for node := range client.quarantine.nodes {
-		require.True(t, waitUntil(func() bool { return client.quarantine.nodes[node].armed.Load() > 0 }), "node %d armed", node)
 	}
 }

@@ -41,7 +41,7 @@ func TestHostileNodeIsANodeErrorNotASuccess(t *testing.T) {
 	server := redistest.Start(t, redistest.Options{})
 	t.Run("a minority of hostile nodes", func(t *testing.T) {
 		second := redistest.Start(t, redistest.Options{})
-		require.NoError(t, trustednodes.Trust([]string{server.Addr(), second.Addr()}, redlock.Options{}))
+		require.NoError(t, trustednodes.Trust(context.Background(), []string{server.Addr(), second.Addr()}, redlock.Options{}))
 		fake := hostile(strings.Repeat("1", 40), "$-2\r\n")
 		client, err := redlock.New([]string{server.Addr(), second.Addr(), fake.Addr()}, redlock.Options{})
 		require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 )
 
@@ -67,10 +68,7 @@ func invoke(t *testing.T, variables map[string]string, args ...string) invocatio
 func startNodes(t *testing.T, n int, options redistest.Options) ([]*redistest.Server, string) {
 	t.Helper()
 	servers, addresses := startUntrustedNodes(t, n, options)
-	client, err := redlock.New(strings.Split(addresses, ","), redlock.Options{Password: options.Password})
-	require.NoError(t, err)
-	defer client.Close()
-	require.NoError(t, client.TrustNodes(context.Background()))
+	require.NoError(t, trustednodes.Trust(context.Background(), strings.Split(addresses, ","), redlock.Options{Password: options.Password}))
 	return servers, addresses
 }
 

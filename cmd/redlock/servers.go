@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockmux/lockmux/internal/trustednodes"
 	"github.com/lockmux/lockmux/redlock"
 )
 
@@ -107,12 +108,7 @@ func startCluster(ctx context.Context, options clusterOptions) (*localCluster, e
 // were just started, and nothing locked on them before. On failure it
 // stops them.
 func (c *localCluster) trust(ctx context.Context) error {
-	client, err := redlock.New(c.addresses(), redlock.Options{})
-	if err == nil {
-		err = client.TrustNodes(ctx)
-		client.Close()
-	}
-	if err != nil {
+	if err := trustednodes.Trust(ctx, c.addresses(), redlock.Options{}); err != nil {
 		return errors.Join(fmt.Errorf("state the new servers trusted: %w", err), c.close())
 	}
 	return nil

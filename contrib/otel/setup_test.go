@@ -121,7 +121,7 @@ func addressesOf(servers []*redistest.Server) []string {
 	for _, server := range servers {
 		addresses = append(addresses, server.Addr())
 	}
-	if err := trustednodes.Trust(addresses, redlock.Options{}); err != nil {
+	if err := trustednodes.Trust(context.Background(), addresses, redlock.Options{}); err != nil {
 		panic(err) // the test started the servers: they answer
 	}
 	return addresses

@@ -5,6 +5,7 @@ package safety_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -185,29 +186,7 @@ func (k *canaryKit) clockJump() {
 // restart is F2 with F14: client 1 locks A, B, C; C is killed and comes
 // back at once with no data; client 2 locks C, D, E.
 func (k *canaryKit) restart() {
-	name := k.begin("restart")
-	defer k.end(name)
-	k.cut()
-	defer k.healAll()
-	first := k.acquire(0, k.ttl)
-	if first == nil {
-		k.t.Errorf("canary %s: the first client did not acquire the lock", name)
-		return
-	}
-	const c = 2
-	k.cluster.nodes[c].Kill9()
-	k.cluster.nodes[c].Wipe()
-	k.rec.Record(safety.Event{Kind: safety.KindWipe, What: "F2 restart without data", Node: nodeNames[c]})
-	k.cluster.nodes[c].Restart(k.t)
-	second := k.acquire(1, k.ttl/2)
-	if second == nil {
-		k.t.Errorf("canary %s: the second client did not acquire the lock after the restart", name)
-		k.leave(0, first)
-		return
-	}
-	k.writeBoth(first, second)
-	k.leave(1, second)
-	k.leave(0, first)
+	k.restartUnder("restart", "acquire the lock", func(i int) target { return mutexTarget(k.mutexes[i]) })
 }
 
 // electionRestart is restart for an election, which a node's loss of
@@ -216,13 +195,21 @@ func (k *canaryKit) restart() {
 // leads while client 1 still does. The checker must find the two
 // leaderships overlapping.
 func (k *canaryKit) electionRestart() {
-	name := k.begin("election-restart")
+	k.restartUnder("election-restart", "lead", func(i int) target {
+		return electionTarget(k.elections[i], "canary"+strconv.Itoa(i+1))
+	})
+}
+
+// restartUnder runs the restart canary name on the targets that targetOf
+// gives clients 1 and 2 (0 and 1); won says what a client did not do.
+func (k *canaryKit) restartUnder(name, won string, targetOf func(i int) target) {
+	name = k.begin(name)
 	defer k.end(name)
 	k.cut()
 	defer k.healAll()
-	first := k.acquireTarget(0, electionTarget(k.elections[0], "canary1"), k.ttl)
+	first := k.acquireTarget(0, targetOf(0), k.ttl)
 	if first == nil {
-		k.t.Errorf("canary %s: the first client did not lead", name)
+		k.t.Errorf("canary %s: the first client did not %s", name, won)
 		return
 	}
 	const c = 2
@@ -230,9 +217,9 @@ func (k *canaryKit) electionRestart() {
 	k.cluster.nodes[c].Wipe()
 	k.rec.Record(safety.Event{Kind: safety.KindWipe, What: "F2 restart without data", Node: nodeNames[c]})
 	k.cluster.nodes[c].Restart(k.t)
-	second := k.acquireTarget(1, electionTarget(k.elections[1], "canary2"), k.ttl/2)
+	second := k.acquireTarget(1, targetOf(1), k.ttl/2)
 	if second == nil {
-		k.t.Errorf("canary %s: the second client did not lead after the restart", name)
+		k.t.Errorf("canary %s: the second client did not %s after the restart", name, won)
 		k.leave(0, first)
 		return
 	}

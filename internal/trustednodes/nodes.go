@@ -37,7 +37,7 @@ func StartServers(n int) ([]*miniredis.Miniredis, func()) {
 			server.Close()
 		}
 	}
-	if err := Trust(addresses, redlock.Options{}); err != nil {
+	if err := Trust(context.Background(), addresses, redlock.Options{}); err != nil {
 		stop()
 		panic(err)
 	}
@@ -45,11 +45,11 @@ func StartServers(n int) ([]*miniredis.Miniredis, func()) {
 }
 
 // Trust states the nodes at addresses new, with a Client of options.
-func Trust(addresses []string, options redlock.Options) error {
+func Trust(ctx context.Context, addresses []string, options redlock.Options) error {
 	client, err := redlock.New(addresses, options)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	return client.TrustNodes(context.Background())
+	return client.TrustNodes(ctx)
 }

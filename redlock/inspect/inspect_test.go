@@ -46,7 +46,7 @@ func inspectNodes(t *testing.T, n int) ([]*redistest.Server, []string) {
 	for i, server := range servers {
 		addresses[i] = server.Addr()
 	}
-	require.NoError(t, trustednodes.Trust(addresses, redlock.Options{}))
+	require.NoError(t, trustednodes.Trust(context.Background(), addresses, redlock.Options{}))
 	return servers, addresses
 }
 

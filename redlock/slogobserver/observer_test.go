@@ -75,7 +75,7 @@ func startNodes(t testing.TB, n int) []string {
 	for _, server := range redistest.StartN(t, n, redistest.Options{}) {
 		addresses = append(addresses, server.Addr())
 	}
-	require.NoError(t, trustednodes.Trust(addresses, redlock.Options{}))
+	require.NoError(t, trustednodes.Trust(context.Background(), addresses, redlock.Options{}))
 	return addresses
 }
 
@@ -125,7 +125,7 @@ func TestLostHoldIsAWarning(t *testing.T) {
 	for _, server := range servers {
 		addresses = append(addresses, server.Addr())
 	}
-	require.NoError(t, trustednodes.Trust(addresses, redlock.Options{}))
+	require.NoError(t, trustednodes.Trust(context.Background(), addresses, redlock.Options{}))
 	client, log := newClient(t, addresses, slog.LevelInfo)
 	ctx := context.Background()
 	m := client.NewMutex("orders:4", redlock.MutexOptions{TTL: 10 * time.Second})
