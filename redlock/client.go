@@ -23,7 +23,7 @@ var allScripts = scriptsBySHA()
 func scriptsBySHA() []*mux.Script {
 	scripts := []*mux.Script{permitsFreeLua, markerLua}
 	for _, row := range protocol {
-		if row.script != nil && !row.eval && !slices.Contains(scripts, row.script) {
+		if row.bySHA() && !slices.Contains(scripts, row.script) {
 			scripts = append(scripts, row.script)
 		}
 	}

@@ -26,7 +26,7 @@ func TestEveryScriptSentBySHAIsLoadedOnConnect(t *testing.T) {
 	nodes.client(t, Options{}) // connected
 	scripts := map[string]*mux.Script{"permitsFreeLua": permitsFreeLua}
 	for command, row := range protocol {
-		if row.script != nil && !row.eval {
+		if row.bySHA() {
 			scripts[fmt.Sprintf("protocol row %d", command)] = row.script
 		}
 	}

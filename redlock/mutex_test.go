@@ -247,7 +247,9 @@ func TestFailedTryLockReportsItsOwnAttempt(t *testing.T) {
 // of the same hold would also give up the Mutex's local turn a second time:
 // block forever, or take the turn of the goroutine that locked next.
 func TestRacingUnlocksReleaseOnce(t *testing.T) {
-	client := startCluster(t, 3, redistest.Options{}).client(t, Options{})
+	// A node timeout far above the default: the spinning reader below
+	// must not make a loaded machine's release time out.
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{NodeTimeout: 2 * time.Second})
 	m := client.NewMutex("k", MutexOptions{})
 	for range 200 {
 		require.NoError(t, m.Lock(context.Background()))

@@ -1,8 +1,6 @@
 package redlock
 
 import (
-	"bytes"
-
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/decimal"
 	"github.com/lockmux/lockmux/resp"
@@ -111,114 +109,105 @@ var commandsOf = func() [lockKinds][nodeOperations]nodeOperation {
 	return table
 }()
 
-// argumentKind is what follows the token in a command.
-type argumentKind uint8
+// dispatch is how a row's command is sent, and what becomes of it when
+// nobody waits for its replies.
+type dispatch uint8
 
 const (
-	argumentNone     argumentKind = iota
-	argumentNumber                // a TTL or a fence, in decimal
-	argumentIdentity              // a release identity, which may be absent
+	// sentAwaited is sent by the script's SHA1 (EVALSHA) and read by the
+	// caller.
+	sentAwaited dispatch = iota
+	// sentDelivered is an acquisition: it reaches a node whose connection
+	// is still being dialled even when the round was decided without it
+	// (mux.Round.Deliver), so that a hold lives on every node it can.
+	sentDelivered
+	// sentWhole is sent with EVAL: nobody may be there to answer
+	// NOSCRIPT, because the reply is not awaited.
+	sentWhole
+	// sentCarried is a release, sent with EVAL: the transport finishes it
+	// whoever waits (mux.Round.Carry).
+	sentCarried
 )
 
-// nodeCommand is one row of the protocol table.
+// counting is how a round counts a row's confirmations.
+type counting uint8
+
+const (
+	// quorumDecides decides the round at a quorum of confirmations.
+	quorumDecides counting = iota
+	// votesCount does too, and its confirmations count towards a hold's
+	// quorum: a quarantined node's do not (see quarantine).
+	votesCount
+	// everyNodeAnswers waits for every node's reply.
+	everyNodeAnswers
+)
+
+// nodeCommand is one row of the protocol table: what a command sends, and
+// what its replies mean.
 type nodeCommand struct {
 	// operation is the operation the command serves, as users see it.
 	operation Operation
 	// script is the command's script; nil for the plain SET.
-	script *mux.Script
-	// eval sends the script whole with EVAL, never EVALSHA: nobody may be
-	// there to answer NOSCRIPT, because the reply is carried (released by
-	// the transport, see mux.Round.Carry) or not awaited.
-	eval bool
-	// carried marks a release: the transport finishes it whoever waits.
-	carried bool
-	// delivered marks an acquisition: it reaches a node whose connection
-	// is being dialled even when the round was decided without it (see
-	// mux.Round.Deliver), so that a hold lives on every node it can. It
-	// makes the node hold the keys, never the client count its vote; a
-	// release sent later is queued behind it. EVALSHA suits it: the dial
-	// that writes it has just loaded the scripts.
-	delivered bool
-	// announce marks a command whose script announces the release it
-	// makes, given an identity (the Mutex's token for nodeForceRelease):
-	// on a Client with a Redis Cluster member, its last argument is the
-	// Mutex's announceOn, and the announcement is sharded.
-	announce bool
-	// fenced puts the keys' fencing counters after the lock keys, and
-	// makes an error reply with fenceErrorCode mean ErrFenceCounter.
-	fenced bool
-	// argument is what follows the token.
-	argument argumentKind
-	// guarded puts the Mutex's guard keys after its keys (and counters):
-	// the keys of a read/write lock that its acquisition checks but does
-	// not hold (see RWMutex).
-	guarded bool
-	// guardsOnly gives the command the guard keys alone: the commands
-	// that put a fair lock's waiter in line.
-	guardsOnly bool
-	// extra puts the acquisition's extra arguments after the number (see
-	// acquisition.extras).
-	extra bool
-	// candidates gives the command the keys of acquisition.candidates
-	// instead of the Mutex's: a Semaphore's slots (see attemptOneOf).
-	candidates bool
-	// choice marks an acquisition whose confirmations each name the key
-	// the node chose among the candidates (its position, nodeOutcome's
-	// choice), read by readChoice instead of read: a round counts the
-	// confirmations of the key most nodes chose, and is decided when a
-	// quorum chose one.
-	choice     bool
-	readChoice func(reply resp.Value, candidates int) (outcome Outcome, number, choice int64, ok bool)
-	// everyNode makes a round wait for every node's reply, not only for a
-	// quorum's.
-	everyNode bool
-	// vote marks the commands whose confirmations count towards a hold's
-	// quorum: acquisitions, fence commits, extensions and checks. A
-	// quarantined node's do not (see quarantine); its releases still go.
-	vote bool
+	script   *mux.Script
+	dispatch dispatch
+	counting counting
+	// keys are the keys the command writes (protocol_parts.go).
+	keys func(m *Mutex) commandKeys
+	// arguments are what follows the token (protocol_parts.go).
+	arguments func(m *Mutex, number int64, identity []byte) commandArguments
 	// read tells what a reply that is not an error means for a command
-	// over keys lock keys (or candidates): the node's outcome and the number it carries:
-	// the counter of a fenced acquisition, the remaining TTL of a check,
-	// and for an acquisition refused, how long the node will refuse in
-	// milliseconds (-1 when it cannot tell). ok is false for a reply the
-	// script never gives.
+	// over keys lock keys: the node's outcome and the number it carries
+	// (a fence, a remaining TTL, or how long a refusal lasts; -1 when the
+	// node cannot tell). ok is false for a reply the script never gives.
 	read func(reply resp.Value, keys int) (outcome Outcome, number int64, ok bool)
+	// readChoice replaces read for a command whose confirmations each name
+	// the candidate the node chose: a round counts the key most nodes
+	// chose.
+	readChoice func(reply resp.Value, candidates int) (outcome Outcome, number, choice int64, ok bool)
+	// readError, when set, reads an error reply before the common rules.
+	readError func(reply resp.Value) (err error, ok bool)
+}
+
+// bySHA reports whether the command's script is sent by its SHA1, and
+// so must be loaded on every connection.
+func (c *nodeCommand) bySHA() bool {
+	return c.script != nil && c.dispatch != sentWhole && c.dispatch != sentCarried
 }
 
 // protocol is the protocol table: every command a Mutex sends to a node.
 var protocol = [...]nodeCommand{
-	nodeAcquire:        {vote: true, delivered: true, operation: OperationLock, argument: argumentNumber, read: readAcquire},
-	nodeAcquireWaiting: {vote: true, delivered: true, operation: OperationLock, script: acquireWaitingLua, argument: argumentNumber, read: readAcquire},
-	nodeAcquireMulti:   {vote: true, delivered: true, operation: OperationLock, script: acquireMultiLua, argument: argumentNumber, read: readAcquire},
-	nodeAcquireFenced:  {vote: true, delivered: true, operation: OperationLock, script: acquireFencedLua, fenced: true, argument: argumentNumber, read: readAcquireFenced},
-	nodeCommitFence:    {vote: true, operation: OperationLock, script: commitFenceLua, fenced: true, argument: argumentNumber, read: readCommitFence},
-	nodeRelease:        {announce: true, operation: OperationUnlock, script: releaseLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
-	nodeQuietRelease:   {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, read: readRelease},
-	nodeExtend:         {vote: true, operation: OperationExtend, script: extendLua, argument: argumentNumber, read: readExtend},
-	nodeRepair:         {operation: OperationExtend, script: repairLua, eval: true, argument: argumentNumber, read: readRepair},
-	nodeCheck:          {vote: true, operation: OperationResume, script: checkLua, read: readCheck},
+	nodeAcquire:        {operation: OperationLock, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readAcquire},
+	nodeAcquireWaiting: {operation: OperationLock, script: acquireWaitingLua, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readAcquire},
+	nodeAcquireMulti:   {operation: OperationLock, script: acquireMultiLua, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readAcquire},
+	nodeAcquireFenced:  {operation: OperationLock, script: acquireFencedLua, dispatch: sentDelivered, counting: votesCount, keys: keysFenced, arguments: withNumber, read: readAcquireFenced, readError: readFenceError},
+	nodeCommitFence:    {operation: OperationLock, script: commitFenceLua, counting: votesCount, keys: keysFenced, arguments: withNumber, read: readCommitFence, readError: readFenceError},
+	nodeRelease:        {operation: OperationUnlock, script: releaseLua, dispatch: sentCarried, keys: keysHeld, arguments: withAnnouncedIdentity, read: readRelease},
+	nodeQuietRelease:   {operation: OperationUnlock, script: releaseLua, dispatch: sentCarried, keys: keysHeld, arguments: withNothing, read: readRelease},
+	nodeExtend:         {operation: OperationExtend, script: extendLua, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readExtend},
+	nodeRepair:         {operation: OperationExtend, script: repairLua, dispatch: sentWhole, keys: keysHeld, arguments: withNumber, read: readRepair},
+	nodeCheck:          {operation: OperationResume, script: checkLua, counting: votesCount, keys: keysHeld, arguments: withNothing, read: readCheck},
 
-	nodeAcquireWrite:       {vote: true, delivered: true, operation: OperationLock, script: acquireWriteLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
-	nodeAcquireWriteFenced: {vote: true, delivered: true, operation: OperationLock, script: acquireWriteLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFenced},
-	nodeAcquireRead:        {vote: true, delivered: true, operation: OperationLock, script: acquireReadLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquire},
-	nodeReleaseRead:        {announce: true, operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, argument: argumentIdentity, read: readRelease},
-	nodeQuietReleaseRead:   {operation: OperationUnlock, script: releaseReadLua, eval: true, carried: true, read: readRelease},
-	nodeExtendRead:         {vote: true, operation: OperationExtend, script: extendReadLua, argument: argumentNumber, read: readExtend},
-	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, eval: true, guarded: true, argument: argumentNumber, read: readRepair},
-	nodeCheckRead:          {vote: true, operation: OperationResume, script: checkReadLua, read: readCheck},
+	nodeAcquireWrite:       {operation: OperationLock, script: acquireWriteLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: readAcquire},
+	nodeAcquireWriteFenced: {operation: OperationLock, script: acquireWriteLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuardedFenced, arguments: withNumberAndExtras, read: readAcquireFenced, readError: readFenceError},
+	nodeAcquireRead:        {operation: OperationLock, script: acquireReadLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: readAcquire},
+	nodeReleaseRead:        {operation: OperationUnlock, script: releaseReadLua, dispatch: sentCarried, keys: keysHeld, arguments: withAnnouncedIdentity, read: readRelease},
+	nodeQuietReleaseRead:   {operation: OperationUnlock, script: releaseReadLua, dispatch: sentCarried, keys: keysHeld, arguments: withNothing, read: readRelease},
+	nodeExtendRead:         {operation: OperationExtend, script: extendReadLua, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readExtend},
+	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, dispatch: sentWhole, keys: keysGuarded, arguments: withNumber, read: readRepair},
+	nodeCheckRead:          {operation: OperationResume, script: checkReadLua, counting: votesCount, keys: keysHeld, arguments: withNothing, read: readCheck},
 
-	nodeAcquireFair:       {vote: true, delivered: true, operation: OperationLock, script: acquireFairLua, guarded: true, extra: true, argument: argumentNumber, read: readAcquireFair},
-	nodeAcquireFairFenced: {vote: true, delivered: true, operation: OperationLock, script: acquireFairLua, guarded: true, fenced: true, extra: true, argument: argumentNumber, read: readAcquireFairFenced},
-	nodeReleaseFair:       {announce: true, operation: OperationUnlock, script: releaseFairLua, eval: true, carried: true, guarded: true, argument: argumentIdentity, read: readRelease},
-	nodeFairTicket:        {operation: OperationLock, script: fairTicketLua, guardsOnly: true, read: readTicket},
-	nodeFairEnqueue:       {operation: OperationLock, script: fairEnqueueLua, guardsOnly: true, extra: true, argument: argumentNumber, read: readOne},
-	nodeFairLeave:         {operation: OperationLock, script: fairLeaveLua, eval: true, guardsOnly: true, read: readOne},
+	nodeAcquireFair:       {operation: OperationLock, script: acquireFairLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: readAcquireFair},
+	nodeAcquireFairFenced: {operation: OperationLock, script: acquireFairLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuardedFenced, arguments: withNumberAndExtras, read: readAcquireFairFenced, readError: readFenceError},
+	nodeReleaseFair:       {operation: OperationUnlock, script: releaseFairLua, dispatch: sentCarried, keys: keysGuarded, arguments: withAnnouncedIdentity, read: readRelease},
+	nodeFairTicket:        {operation: OperationLock, script: fairTicketLua, keys: keysOfLine, arguments: withNothing, read: readTicket},
+	nodeFairEnqueue:       {operation: OperationLock, script: fairEnqueueLua, keys: keysOfLine, arguments: withNumberAndExtras, read: readOne},
+	nodeFairLeave:         {operation: OperationLock, script: fairLeaveLua, dispatch: sentWhole, keys: keysOfLine, arguments: withNothing, read: readOne},
 
-	nodeForceRelease: {announce: true, operation: OperationUnlock, script: forceReleaseLua, eval: true, everyNode: true, read: readOne},
+	nodeForceRelease: {operation: OperationUnlock, script: forceReleaseLua, dispatch: sentWhole, counting: everyNodeAnswers, keys: keysHeld, arguments: withAnnouncement, read: readOne},
 
-	nodeAcquirePermit:       {vote: true, delivered: true, operation: OperationLock, script: acquirePermitLua, candidates: true, choice: true, argument: argumentNumber, readChoice: readAcquirePermit},
-	nodeAcquirePermitFenced: {vote: true, delivered: true, operation: OperationLock, script: acquirePermitFencedLua, candidates: true, choice: true, fenced: true, argument: argumentNumber, readChoice: readAcquirePermit},
-	nodeQuietReleasePermits: {operation: OperationUnlock, script: releaseLua, eval: true, carried: true, candidates: true, read: readRelease},
+	nodeAcquirePermit:       {operation: OperationLock, script: acquirePermitLua, dispatch: sentDelivered, counting: votesCount, keys: keysCandidate, arguments: withNumber, readChoice: readAcquirePermit},
+	nodeAcquirePermitFenced: {operation: OperationLock, script: acquirePermitFencedLua, dispatch: sentDelivered, counting: votesCount, keys: keysCandidateFenced, arguments: withNumber, readChoice: readAcquirePermit, readError: readFenceError},
+	nodeQuietReleasePermits: {operation: OperationUnlock, script: releaseLua, dispatch: sentCarried, keys: keysCandidate, arguments: withNothing, read: readRelease},
 }
 
 // The scripts of the protocol, each sent by its SHA1 (EVALSHA) unless its
@@ -247,178 +236,3 @@ var (
 	acquirePermitLua       = newScript(acquirePermitScript)
 	acquirePermitFencedLua = newScript(decimal.Lua + acquirePermitFencedScript)
 )
-
-// readAcquire reads an acquisition: OK; or nil, from SET NX, for a key
-// that exists; or, from the scripts, the remaining TTL of the keys that
-// exist.
-func readAcquire(reply resp.Value, _ int) (Outcome, int64, bool) {
-	switch {
-	case reply.IsOK():
-		return OutcomeConfirmed, 0, true
-	case reply.Null:
-		return OutcomeHeld, refusalUnknown, true
-	}
-	return readRefusal(reply)
-}
-
-// readAcquireFenced reads acquireFencedScript: the largest counter, or
-// the remaining TTL of the keys that exist.
-func readAcquireFenced(reply resp.Value, _ int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeBulkString && !reply.Null {
-		if counter, ok := parseCounter(reply.Str); ok {
-			return OutcomeConfirmed, counter, true
-		}
-		return 0, 0, false
-	}
-	return readRefusal(reply)
-}
-
-// readAcquireFair reads acquireFairScript as readAcquire does, and its
-// refusal of a waiter that is not in the node's line (refusalOutOfLine).
-func readAcquireFair(reply resp.Value, keys int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger && reply.Int == refusalOutOfLine {
-		return OutcomeHeld, refusalOutOfLine, true
-	}
-	return readAcquire(reply, keys)
-}
-
-// readAcquireFairFenced reads acquireFairScript with fencing as
-// readAcquireFenced does, and its refusal of a waiter that is not in the
-// node's line (refusalOutOfLine).
-func readAcquireFairFenced(reply resp.Value, keys int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger && reply.Int == refusalOutOfLine {
-		return OutcomeHeld, refusalOutOfLine, true
-	}
-	return readAcquireFenced(reply, keys)
-}
-
-// readAcquirePermit reads acquirePermitScript and
-// acquirePermitFencedScript: the position of the candidate the node set
-// and, after a space, its counter; or how long the node will refuse.
-func readAcquirePermit(reply resp.Value, candidates int) (outcome Outcome, counter, position int64, ok bool) {
-	if reply.Type != resp.TypeBulkString || reply.Null {
-		outcome, refusal, ok := readRefusal(reply)
-		return outcome, refusal, 0, ok
-	}
-	text := reply.Str
-	if space := bytes.IndexByte(text, ' '); space >= 0 {
-		if counter, ok = parseCounter(text[space+1:]); !ok {
-			return 0, 0, 0, false
-		}
-		text = text[:space]
-	}
-	if position, ok = parseCounter(text); !ok || position >= int64(candidates) {
-		return 0, 0, 0, false
-	}
-	return OutcomeConfirmed, counter, position, true
-}
-
-// refusalUnknown is the number of a refused acquisition when the node
-// cannot tell how long it will refuse: a key without a TTL, or SET NX,
-// which does not say.
-const refusalUnknown = -1
-
-// refusalOutOfLine is the number of a fair lock's waiter's acquisition
-// that a node refused because the waiter is not in its line: its
-// heartbeat lapsed there, or the node served it in an attempt that
-// failed. It tells no time, as refusalUnknown does.
-const refusalOutOfLine = -2
-
-// readRefusal reads the refusal of an acquisition script: how long the
-// node will refuse, in milliseconds, or refusalUnknown.
-func readRefusal(reply resp.Value) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger && reply.Int >= refusalUnknown {
-		return OutcomeHeld, reply.Int, true
-	}
-	return 0, 0, false
-}
-
-// readCommitFence reads commitFenceScript.
-func readCommitFence(reply resp.Value, _ int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger {
-		switch reply.Int {
-		case 1:
-			return OutcomeConfirmed, 0, true
-		case 0:
-			return OutcomeMissing, 0, true
-		}
-	}
-	return 0, 0, false
-}
-
-// readRelease reads releaseScript: the node released the hold when it
-// deleted every key; part of a multi-key hold, or none of it, was still
-// ours otherwise.
-func readRelease(reply resp.Value, keys int) (Outcome, int64, bool) {
-	switch {
-	case reply.Type != resp.TypeInteger || reply.Int < 0 || reply.Int > int64(keys):
-		return 0, 0, false
-	case reply.Int == int64(keys):
-		return OutcomeConfirmed, 0, true
-	}
-	return OutcomeMissing, 0, true
-}
-
-// readExtend reads extendScript.
-func readExtend(reply resp.Value, _ int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger {
-		switch reply.Int {
-		case extendExtended:
-			return OutcomeConfirmed, 0, true
-		case extendMissing:
-			return OutcomeMissing, 0, true
-		case extendHeld:
-			return OutcomeHeld, 0, true
-		}
-	}
-	return 0, 0, false
-}
-
-// readRepair reads repairScript, whose replies are not awaited: they are
-// read only if a round gathers them anyway.
-func readRepair(reply resp.Value, _ int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger {
-		switch reply.Int {
-		case 1:
-			return OutcomeConfirmed, 0, true
-		case -1:
-			return OutcomeHeld, 0, true
-		}
-	}
-	return 0, 0, false
-}
-
-// readCheck reads checkScript: the smallest remaining TTL of the keys, or
-// why the node does not hold them.
-func readCheck(reply resp.Value, _ int) (Outcome, int64, bool) {
-	if reply.Type != resp.TypeInteger {
-		return 0, 0, false
-	}
-	switch reply.Int {
-	case checkHeld:
-		return OutcomeHeld, 0, true
-	case checkMissing, checkPersistent:
-		return OutcomeMissing, 0, true
-	}
-	if reply.Int < 0 {
-		return 0, 0, false
-	}
-	return OutcomeConfirmed, reply.Int, true
-}
-
-// readTicket reads fairTicketScript: the node's ticket counter.
-func readTicket(reply resp.Value, _ int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger && reply.Int >= 0 {
-		return OutcomeConfirmed, reply.Int, true
-	}
-	return 0, 0, false
-}
-
-// readOne reads the scripts of a fair lock's queue that answer 1 when
-// they did what they were asked, 0 when there was nothing to do.
-func readOne(reply resp.Value, _ int) (Outcome, int64, bool) {
-	if reply.Type == resp.TypeInteger && (reply.Int == 0 || reply.Int == 1) {
-		return OutcomeConfirmed, reply.Int, true
-	}
-	return 0, 0, false
-}

@@ -38,15 +38,15 @@ func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	start := clock.Now()
 	// A replay carries the same identity, so the nodes announce one
 	// release.
-	var identity [releaseIdentityLength]byte
-	newReleaseIdentity(&identity)
-	m.start(r, nodeRelease, m.acquisition.token(), 0, identity[:])
+	newReleaseIdentity(&r.identity)
+	identity := r.identity[:]
+	m.start(r, nodeRelease, m.acquisition.token(), 0, identity)
 	waitErr := m.exchange(ctx, r)
 	elapsed := clock.Now().Sub(start)
 	if r.tally.got > 0 {
-		c.notifier.released(m, identity[:])
+		c.notifier.released(m, identity)
 	}
-	m.announceWhereAsked(ctx, r, identity[:])
+	m.announceWhereAsked(ctx, r, identity)
 
 	var err error
 	unusable := c.usable()

@@ -17,6 +17,9 @@ type nodeRound struct {
 	round   *mux.Round
 	command nodeOperation // the command written last
 	tally   tally
+	// identity is the identity of the release the round sends: a field,
+	// so that passing it to the protocol's rows allocates nothing.
+	identity [releaseIdentityLength]byte
 }
 
 // newNodeRound returns a round over the Client's nodes for the Mutex's
@@ -33,106 +36,39 @@ func (m *Mutex) newNodeRound() *nodeRound {
 	return r
 }
 
-// start writes command, as the Mutex's kind maps it (commandsOf), with
-// the Mutex's keys (or the candidates, for a row that says so; and its
-// guards, for a guarded row), the token and
-// what its row of the protocol table says follows the token (number, or
-// identity when it is not nil), for every node, and makes the tally ready to count
-// its replies. A release is carried (see releaseCarriedUntil), and an
-// acquisition delivered (see nodeCommand.delivered). The nodes
-// skipped (mux.Round.Skip) before or after it stay skipped.
+// start writes command, as the Mutex's kind maps it (commandsOf), for
+// every node: the keys and arguments its row of the protocol table gives,
+// around the token. It makes the tally ready to count the replies. The
+// nodes skipped (mux.Round.Skip) before or after it stay skipped.
 func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number int64, identity []byte) {
 	command = commandsOf[m.kind][command]
 	row := &protocol[command]
 	r.command = command
-	r.round.FollowUp = r.tally.quarantine != nil && row.vote
-	lockKeys := m.keys
-	if row.candidates {
-		lockKeys = m.acquisition.candidates
-	}
-	keys := len(lockKeys)
-	r.tally.keys = keys
-	if row.fenced {
-		keys *= 2
-	}
-	if row.guarded {
-		keys += len(m.guards)
-	}
-	if row.guardsOnly {
-		keys = len(m.guards)
-	}
-	arguments := 1
-	switch {
-	case row.argument == argumentNumber, row.argument == argumentIdentity && identity != nil:
-		arguments = 2
-	}
-	// The prefix of the sharded release channels follows the identity
-	// (nodeForceRelease's is its token).
-	announceOn := ""
-	if row.announce && (row.argument != argumentIdentity || identity != nil) {
-		announceOn = m.announceOn
-	}
-	if announceOn != "" {
-		arguments++
-	}
-	var extras [][]byte
-	if row.extra {
-		extras = m.acquisition.extras
-		arguments += len(extras)
-	}
-	switch {
-	case row.script == nil:
+	r.round.FollowUp = r.tally.quarantine != nil && row.counting == votesCount
+	keys := row.keys(m)
+	r.tally.keys = keys.counted
+	if row.script == nil {
 		r.round.StartCommand(6, "SET")
 		r.round.AppendString(m.key)
 		r.round.AppendBulk(token)
 		r.round.AppendString("NX")
 		r.round.AppendString("PX")
 		r.round.AppendInt(number)
-		if row.delivered {
-			r.round.Deliver()
+	} else {
+		arguments := row.arguments(m, number, identity)
+		if row.bySHA() {
+			r.round.SetScript(row.script, keys.count(), arguments.count())
+		} else {
+			r.round.SetEval(row.script, keys.count(), arguments.count())
 		}
-		return
-	case row.eval:
-		r.round.SetEval(row.script, keys, arguments)
-	default:
-		r.round.SetScript(row.script, keys, arguments)
+		keys.appendTo(r.round)
+		r.round.AppendBulk(token)
+		arguments.appendTo(r.round)
 	}
-	if !row.guardsOnly {
-		for _, key := range lockKeys {
-			r.round.AppendString(key)
-		}
-	}
-	if row.fenced {
-		fenceKeys := m.fenceKeys
-		if row.candidates {
-			fenceKeys = m.acquisition.candidateFences
-		}
-		for _, key := range fenceKeys {
-			r.round.AppendString(key)
-		}
-	}
-	if row.guarded || row.guardsOnly {
-		for _, key := range m.guards {
-			r.round.AppendString(key)
-		}
-	}
-	r.round.AppendBulk(token)
-	switch {
-	case row.argument == argumentNumber:
-		r.round.AppendInt(number)
-	case row.argument == argumentIdentity && identity != nil:
-		r.round.AppendBulk(identity)
-	}
-	for _, extra := range extras {
-		r.round.AppendBulk(extra)
-	}
-	if announceOn != "" {
-		r.round.AppendString(announceOn)
-	}
-	if row.carried {
+	switch row.dispatch {
+	case sentCarried:
 		r.round.Carry(m.releaseCarriedUntil(), m.key)
-	}
-	if row.delivered {
+	case sentDelivered:
 		r.round.Deliver()
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/resp"
 )
 
 // nodeOutcome is what one node answered in a round.
@@ -61,7 +60,7 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	outcome := &t.nodes[node]
 	*outcome = t.read(round, node)
 	outcome.latency = round.Latency(node)
-	if q := t.quarantine; q != nil && outcome.outcome == OutcomeConfirmed && protocol[t.command].vote {
+	if q := t.quarantine; q != nil && outcome.outcome == OutcomeConfirmed && protocol[t.command].counting == votesCount {
 		if err := q.judge(node, round); err != nil {
 			outcome.outcome, outcome.err = OutcomeQuarantined, err
 		}
@@ -73,7 +72,7 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	// reported, and after a failed acquisition only a node that definitely
 	// refused needs no release, which keeps a failed attempt at one round
 	// trip.
-	return t.got >= t.need && !protocol[t.command].everyNode
+	return t.got >= t.need && protocol[t.command].counting != everyNodeAnswers
 }
 
 // read turns node's outcome in round into a nodeOutcome: the transport's
@@ -101,10 +100,12 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 	command := &protocol[t.command]
 	reply := round.Reply(node)
 	if reply.IsError() {
-		switch {
-		case string(resp.ErrorCode(reply.Str)) == fenceErrorCode && command.fenced:
-			return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w: %w", ErrFenceCounter, reply.Err()), config: true}
-		case isConfigError(string(reply.Str)):
+		if command.readError != nil {
+			if err, ok := command.readError(reply); ok {
+				return nodeOutcome{outcome: OutcomeError, err: err, config: true}
+			}
+		}
+		if isConfigError(string(reply.Str)) {
 			return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w: %w", ErrConfig, reply.Err()), config: true}
 		}
 		return nodeOutcome{outcome: OutcomeError, err: reply.Err()}
@@ -112,7 +113,7 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 	var outcome Outcome
 	var number, choice int64
 	var ok bool
-	if command.choice {
+	if command.readChoice != nil {
 		outcome, number, choice, ok = command.readChoice(reply, t.keys)
 	} else {
 		outcome, number, ok = command.read(reply, t.keys)
@@ -127,7 +128,7 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 func (t *tally) add(outcome *nodeOutcome) {
 	switch outcome.outcome {
 	case OutcomeConfirmed:
-		if protocol[t.command].choice {
+		if protocol[t.command].readChoice != nil {
 			t.got = max(t.got, t.votes(outcome.choice))
 			break
 		}

@@ -1,0 +1,149 @@
+package redlock
+
+import (
+	"fmt"
+
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// commandKeys are the keys of one command: the groups it writes, in
+// order, and how many lock keys (or candidates) its replies speak of.
+type commandKeys struct {
+	groups  [3][]string
+	counted int
+}
+
+// count is the number of keys the command writes.
+func (k *commandKeys) count() int {
+	return len(k.groups[0]) + len(k.groups[1]) + len(k.groups[2])
+}
+
+// appendTo writes the keys into round.
+func (k *commandKeys) appendTo(round *mux.Round) {
+	for _, group := range k.groups {
+		for _, key := range group {
+			round.AppendString(key)
+		}
+	}
+}
+
+// The keys of the protocol's rows.
+
+// keysHeld are the Mutex's keys.
+func keysHeld(m *Mutex) commandKeys {
+	return commandKeys{groups: [3][]string{m.keys}, counted: len(m.keys)}
+}
+
+// keysFenced are the Mutex's keys and their fencing counters.
+func keysFenced(m *Mutex) commandKeys {
+	return commandKeys{groups: [3][]string{m.keys, m.fenceKeys}, counted: len(m.keys)}
+}
+
+// keysGuarded are the Mutex's keys and its guards: the keys a read/write
+// or fair lock checks but does not hold.
+func keysGuarded(m *Mutex) commandKeys {
+	return commandKeys{groups: [3][]string{m.keys, m.guards}, counted: len(m.keys)}
+}
+
+// keysGuardedFenced are the Mutex's keys, their counters and its guards.
+func keysGuardedFenced(m *Mutex) commandKeys {
+	return commandKeys{groups: [3][]string{m.keys, m.fenceKeys, m.guards}, counted: len(m.keys)}
+}
+
+// keysOfLine are the guards alone: a fair lock's line.
+func keysOfLine(m *Mutex) commandKeys {
+	return commandKeys{groups: [3][]string{m.guards}, counted: len(m.keys)}
+}
+
+// keysCandidate are a Semaphore's candidate slots.
+func keysCandidate(m *Mutex) commandKeys {
+	candidates := m.acquisition.candidates
+	return commandKeys{groups: [3][]string{candidates}, counted: len(candidates)}
+}
+
+// keysCandidateFenced are the candidate slots and their counters.
+func keysCandidateFenced(m *Mutex) commandKeys {
+	candidates := m.acquisition.candidates
+	return commandKeys{groups: [3][]string{candidates, m.acquisition.candidateFences}, counted: len(candidates)}
+}
+
+// commandArguments are what follows the token in one command.
+type commandArguments struct {
+	number     int64
+	numbered   bool
+	identity   []byte // nil: none
+	extras     [][]byte
+	announceOn string // the prefix of the sharded release channels; "": none
+}
+
+// count is the number of arguments, the token included.
+func (a *commandArguments) count() int {
+	count := 1 + len(a.extras)
+	if a.numbered {
+		count++
+	}
+	if a.identity != nil {
+		count++
+	}
+	if a.announceOn != "" {
+		count++
+	}
+	return count
+}
+
+// appendTo writes the arguments after the token into round.
+func (a *commandArguments) appendTo(round *mux.Round) {
+	if a.numbered {
+		round.AppendInt(a.number)
+	}
+	if a.identity != nil {
+		round.AppendBulk(a.identity)
+	}
+	for _, extra := range a.extras {
+		round.AppendBulk(extra)
+	}
+	if a.announceOn != "" {
+		round.AppendString(a.announceOn)
+	}
+}
+
+// The arguments of the protocol's rows.
+
+// withNothing adds nothing after the token.
+func withNothing(*Mutex, int64, []byte) commandArguments { return commandArguments{} }
+
+// withNumber adds the number: a TTL or a fence.
+func withNumber(_ *Mutex, number int64, _ []byte) commandArguments {
+	return commandArguments{number: number, numbered: true}
+}
+
+// withNumberAndExtras adds the number and the acquisition's extra
+// arguments (acquisition.extras).
+func withNumberAndExtras(m *Mutex, number int64, _ []byte) commandArguments {
+	return commandArguments{number: number, numbered: true, extras: m.acquisition.extras}
+}
+
+// withAnnouncedIdentity adds the release's identity, if any, and the
+// channels' prefix it is announced on.
+func withAnnouncedIdentity(m *Mutex, _ int64, identity []byte) commandArguments {
+	if identity == nil {
+		return commandArguments{}
+	}
+	return commandArguments{identity: identity, announceOn: m.announceOn}
+}
+
+// withAnnouncement adds the channels' prefix alone: the script announces
+// under the token.
+func withAnnouncement(m *Mutex, _ int64, _ []byte) commandArguments {
+	return commandArguments{announceOn: m.announceOn}
+}
+
+// readFenceError reads the error reply of a fencing script whose counter
+// is not a fence (fenceErrorCode).
+func readFenceError(reply resp.Value) (error, bool) {
+	if string(resp.ErrorCode(reply.Str)) != fenceErrorCode {
+		return nil, false
+	}
+	return fmt.Errorf("%w: %w", ErrFenceCounter, reply.Err()), true
+}
