@@ -37,10 +37,22 @@
 //
 // # Words
 //
-// A node is one of the N independent Redis endpoints of a Client: a plain
-// server, a master that Redis Sentinel serves, or a Redis Cluster. A hold
-// is one acquisition of a lock, from Lock to Unlock or its loss. A vote is
-// a node's confirmation in a round, which counts towards a quorum.
+// One name per idea, in every package of the module:
+//   - node: one of the N independent Redis endpoints of a Client: a plain
+//     server, a master that Redis Sentinel serves, or a Redis Cluster.
+//   - server: one redis-server process. A node is one server, or many for
+//     a Redis Cluster, whose masters are the servers that own its slots.
+//   - operation: what a caller asks of a lock (Operation): lock, unlock,
+//     extend or resume.
+//   - command: what one step of an operation sends to each node, a row of
+//     the protocol table.
+//   - round: one command sent to every node, and their replies counted.
+//   - vote: a node's confirmation in a round, which counts towards a
+//     quorum of N/2+1.
+//   - hold: one acquisition of a lock, from Lock to Unlock or its loss;
+//     its validity is how long it is safe to use.
+//   - marker: a node's epoch marker, by which the quarantine judges
+//     whether the node may have lost keys.
 //
 // # Concurrency
 //
