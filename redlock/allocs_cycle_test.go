@@ -143,13 +143,15 @@ func TestFailedTryLockAllocatesOnlyItsError(t *testing.T) {
 			nodes := startCluster(t, n, redistest.Options{})
 			holder := nodes.client(t, Options{}).NewMutex("held", MutexOptions{})
 			require.NoError(t, holder.Lock(context.Background()))
-			m := nodes.client(t, Options{}).NewMutex("held", MutexOptions{})
+			client := nodes.client(t, Options{})
+			m := client.NewMutex("held", MutexOptions{})
 			attempt := func() {
 				if m.TryLock(context.Background()) == nil {
 					panic("acquired a held lock")
 				}
 			}
 			attempt()
+			waitArmed(t, client)
 			assert.Equal(t, 1.0, testing.AllocsPerRun(100, attempt))
 		})
 	}
