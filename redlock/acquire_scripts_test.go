@@ -4,10 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lockmux/lockmux/redlock/internal/decimal"
 )
 
 // The acquisition scripts, run by a plain client against miniredis (see
@@ -35,7 +34,7 @@ func TestAcquireMultiScript(t *testing.T) {
 			for i, state := range test.states {
 				prepare(t, server, client, keys[i], state)
 			}
-			reply := client.eval(t, acquireMultiScript, keys, ourToken, "10000")
+			reply := client.eval(t, protocol.AcquireMulti.Source(), keys, ourToken, "10000")
 			if test.wrongType {
 				assertWrongType(t, reply)
 			} else {
@@ -76,7 +75,7 @@ func TestAcquireWaitingScript(t *testing.T) {
 		t.Run(test.name, func(t *testing.T) {
 			server, client := scriptServer(t)
 			prepare(t, server, client, "lock:0", test.state)
-			assert.Equal(t, test.want, client.eval(t, acquireWaitingScript, []string{"lock:0"}, ourToken, "5000"))
+			assert.Equal(t, test.want, client.eval(t, protocol.AcquireWaiting.Source(), []string{"lock:0"}, ourToken, "5000"))
 			if test.want == "OK" {
 				value, err := server.Get("lock:0")
 				require.NoError(t, err)
@@ -94,9 +93,9 @@ func TestAcquireFencedScriptRefusalTellsTheRemainingTTL(t *testing.T) {
 	require.Equal(t, "OK", client.do(t, "SET", "lock:1", otherToken, "PX", "7000"))
 	require.Equal(t, "OK", client.do(t, "SET", "lock:2", otherToken, "PX", "3000"))
 	keys := []string{"lock:0", "lock:1", "lock:2", "lock:0" + fenceKeySuffix, "lock:1" + fenceKeySuffix, "lock:2" + fenceKeySuffix}
-	assert.Equal(t, int64(7000), client.eval(t, decimal.Lua+acquireFencedScript, keys, ourToken, "10000"))
+	assert.Equal(t, int64(7000), client.eval(t, protocol.AcquireFenced.Source(), keys, ourToken, "10000"))
 	assert.False(t, server.Exists("lock:0"), "the key the call set is deleted again")
 
 	require.Equal(t, int64(1), client.do(t, "PERSIST", "lock:2"))
-	assert.Equal(t, int64(-1), client.eval(t, decimal.Lua+acquireFencedScript, keys, ourToken, "10000"), "a key without a TTL")
+	assert.Equal(t, int64(-1), client.eval(t, protocol.AcquireFenced.Source(), keys, ourToken, "10000"), "a key without a TTL")
 }

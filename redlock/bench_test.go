@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockmux/lockmux/internal/floor"
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -108,14 +109,14 @@ func newFloorCycle(b *testing.B, addresses []string, key string) *floorCycle {
 		b.Fatal(err)
 	}
 	b.Cleanup(client.Close)
-	if err := client.RoundTrip(resp.AppendCommand(nil, "SCRIPT", "LOAD", releaseScript)); err != nil {
+	if err := client.RoundTrip(resp.AppendCommand(nil, "SCRIPT", "LOAD", protocol.Release.Source())); err != nil {
 		b.Fatal(err)
 	}
 	token := "0123456789abcdef0123456789abcdef01234567"
 	return &floorCycle{
 		client:  client,
 		lock:    resp.AppendCommand(nil, "SET", key, token, "NX", "PX", "10000"),
-		release: resp.AppendCommand(nil, "EVALSHA", releaseLua.SHA(), "1", key, token, "0123456789abcdef"), // announced, as Unlock's
+		release: resp.AppendCommand(nil, "EVALSHA", protocol.Release.SHA(), "1", key, token, "0123456789abcdef"), // announced, as Unlock's
 	}
 }
 

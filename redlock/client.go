@@ -22,7 +22,7 @@ var allScripts = scriptsBySHA()
 // the marker that follows a vote.
 func scriptsBySHA() []*mux.Script {
 	scripts := []*mux.Script{permitsFreeLua, markerLua}
-	for _, row := range protocol {
+	for _, row := range commandTable {
 		if row.bySHA() && !slices.Contains(scripts, row.script) {
 			scripts = append(scripts, row.script)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -46,7 +47,7 @@ func readView(reply resp.Value) nodeView {
 		view.ttl = time.Duration(reply.Elems[1].Int) * time.Millisecond
 	}
 	if counter := reply.Elems[2]; !counter.Null {
-		n, ok := parseCounter(counter.Str)
+		n, ok := protocol.ParseCounter(counter.Str)
 		if !ok {
 			return nodeView{}
 		}

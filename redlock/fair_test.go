@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // inLine returns how many waiters the queue of the fair lock key has on
@@ -346,9 +346,9 @@ func queuedOn(t *testing.T, server *redistest.Server, key, id string) bool {
 // place cannot serve it: some node said it is not in its line, and fewer
 // than a quorum said it is. A node that timed out says nothing.
 func TestFairLockWaiterRejoinsWhenNoQuorumKeepsItsPlace(t *testing.T) {
-	lost := nodeOutcome{outcome: OutcomeHeld, number: refusalOutOfLine}
+	lost := nodeOutcome{outcome: OutcomeHeld, number: protocol.RefusalOutOfLine}
 	kept := nodeOutcome{outcome: OutcomeHeld, number: 250}
-	keptUnknown := nodeOutcome{outcome: OutcomeHeld, number: refusalUnknown}
+	keptUnknown := nodeOutcome{outcome: OutcomeHeld, number: protocol.RefusalUnknown}
 	served := nodeOutcome{outcome: OutcomeConfirmed}
 	timedOut := nodeOutcome{outcome: OutcomeTimeout}
 	tests := []struct {

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
+	"github.com/lockmux/lockmux/resp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lockmux/lockmux/internal/redistest"
-	"github.com/lockmux/lockmux/resp"
 )
 
 // A fenced acquisition that every node granted, and whose fence commit no
@@ -29,12 +29,12 @@ func TestFailedFenceCommitIsReported(t *testing.T) {
 			case "CLIENT":
 				return []byte("+OK\r\n")
 			case "SCRIPT":
-				return resp.AppendValue(nil, resp.Value{Type: resp.TypeBulkString, Str: []byte(newScript(command[2]).SHA())})
+				return resp.AppendValue(nil, resp.Value{Type: resp.TypeBulkString, Str: []byte(protocol.NewScript(command[2]).SHA())})
 			case "EVALSHA":
 				switch command[1] {
-				case acquireFencedLua.SHA():
+				case protocol.AcquireFenced.SHA():
 					return []byte("$1\r\n7\r\n") // granted, the counter at 7
-				case commitFenceLua.SHA():
+				case protocol.CommitFence.SHA():
 					return []byte(":0\r\n") // the key is no longer ours
 				}
 			case "EVAL":

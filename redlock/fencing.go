@@ -1,8 +1,6 @@
 package redlock
 
 import (
-	"math"
-
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
@@ -20,25 +18,4 @@ func fenceKeys(keys []string) []string {
 		counters[i] = key + fenceKeySuffix
 	}
 	return counters
-}
-
-// parseCounter parses a fencing counter as acquireFencedScript returns it:
-// a decimal integer without sign or leading zeros, from 0 to
-// math.MaxInt64−1, so that the next fence fits an int64. It does not
-// allocate.
-func parseCounter(text []byte) (int64, bool) {
-	if len(text) == 0 || len(text) > 19 || (text[0] == '0' && len(text) > 1) {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range text {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0') // 19 digits fit a uint64
-	}
-	if n >= math.MaxInt64 {
-		return 0, false
-	}
-	return int64(n), true
 }

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/lockmux/lockmux/internal/faultnet"
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestEveryScriptSentBySHAIsLoadedOnConnect: a command that calls its
@@ -24,8 +24,8 @@ import (
 func TestEveryScriptSentBySHAIsLoadedOnConnect(t *testing.T) {
 	nodes := startCluster(t, 1, redistest.Options{})
 	nodes.client(t, Options{}) // connected
-	scripts := map[string]*mux.Script{"permitsFreeLua": permitsFreeLua}
-	for command, row := range protocol {
+	scripts := map[string]*mux.Script{"protocol.PermitsFree": protocol.PermitsFree}
+	for command, row := range commandTable {
 		if row.bySHA() {
 			scripts[fmt.Sprintf("protocol row %d", command)] = row.script
 		}

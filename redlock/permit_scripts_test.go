@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lockmux/lockmux/internal/redistest"
 )
 
-// acquirePermitScript sets the first free candidate and says which; when
+// protocol.AcquirePermit.Source() sets the first free candidate and says which; when
 // every candidate is held, it says when the first frees.
 func TestAcquirePermitScript(t *testing.T) {
 	keys := []string{"sem:permit:2", "sem:permit:0", "sem:permit:1"}
@@ -38,7 +38,7 @@ func TestAcquirePermitScript(t *testing.T) {
 			for _, key := range keys {
 				before[key], _ = server.Get(key)
 			}
-			reply := client.eval(t, acquirePermitScript, keys, ourToken, "5000")
+			reply := client.eval(t, protocol.AcquirePermit.Source(), keys, ourToken, "5000")
 			assert.Equal(t, test.want, reply)
 			for i, key := range keys {
 				value, _ := server.Get(key)

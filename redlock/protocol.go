@@ -2,7 +2,7 @@ package redlock
 
 import (
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/redlock/internal/decimal"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -159,11 +159,11 @@ type nodeCommand struct {
 	// over keys lock keys: the node's outcome and the number it carries
 	// (a fence, a remaining TTL, or how long a refusal lasts; -1 when the
 	// node cannot tell). ok is false for a reply the script never gives.
-	read func(reply resp.Value, keys int) (outcome Outcome, number int64, ok bool)
+	read func(reply resp.Value, keys int) (outcome protocol.Outcome, number int64, ok bool)
 	// readChoice replaces read for a command whose confirmations each name
 	// the candidate the node chose: a round counts the key most nodes
 	// chose.
-	readChoice func(reply resp.Value, candidates int) (outcome Outcome, number, choice int64, ok bool)
+	readChoice func(reply resp.Value, candidates int) (outcome protocol.Outcome, number, choice int64, ok bool)
 	// readError, when set, reads an error reply before the common rules.
 	readError func(reply resp.Value) (err error, ok bool)
 }
@@ -175,64 +175,37 @@ func (c *nodeCommand) bySHA() bool {
 }
 
 // protocol is the protocol table: every command a Mutex sends to a node.
-var protocol = [...]nodeCommand{
-	nodeAcquire:        {operation: OperationLock, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readAcquire},
-	nodeAcquireWaiting: {operation: OperationLock, script: acquireWaitingLua, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readAcquire},
-	nodeAcquireMulti:   {operation: OperationLock, script: acquireMultiLua, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readAcquire},
-	nodeAcquireFenced:  {operation: OperationLock, script: acquireFencedLua, dispatch: sentDelivered, counting: votesCount, keys: keysFenced, arguments: withNumber, read: readAcquireFenced, readError: readFenceError},
-	nodeCommitFence:    {operation: OperationLock, script: commitFenceLua, counting: votesCount, keys: keysFenced, arguments: withNumber, read: readCommitFence, readError: readFenceError},
-	nodeRelease:        {operation: OperationUnlock, script: releaseLua, dispatch: sentCarried, keys: keysHeld, arguments: withAnnouncedIdentity, read: readRelease},
-	nodeQuietRelease:   {operation: OperationUnlock, script: releaseLua, dispatch: sentCarried, keys: keysHeld, arguments: withNothing, read: readRelease},
-	nodeExtend:         {operation: OperationExtend, script: extendLua, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readExtend},
-	nodeRepair:         {operation: OperationExtend, script: repairLua, dispatch: sentWhole, keys: keysHeld, arguments: withNumber, read: readRepair},
-	nodeCheck:          {operation: OperationResume, script: checkLua, counting: votesCount, keys: keysHeld, arguments: withNothing, read: readCheck},
+var commandTable = [...]nodeCommand{
+	nodeAcquire:        {operation: OperationLock, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: protocol.ReadAcquire},
+	nodeAcquireWaiting: {operation: OperationLock, script: protocol.AcquireWaiting, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: protocol.ReadAcquire},
+	nodeAcquireMulti:   {operation: OperationLock, script: protocol.AcquireMulti, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: protocol.ReadAcquire},
+	nodeAcquireFenced:  {operation: OperationLock, script: protocol.AcquireFenced, dispatch: sentDelivered, counting: votesCount, keys: keysFenced, arguments: withNumber, read: protocol.ReadAcquireFenced, readError: readFenceError},
+	nodeCommitFence:    {operation: OperationLock, script: protocol.CommitFence, counting: votesCount, keys: keysFenced, arguments: withNumber, read: protocol.ReadCommitFence, readError: readFenceError},
+	nodeRelease:        {operation: OperationUnlock, script: protocol.Release, dispatch: sentCarried, keys: keysHeld, arguments: withAnnouncedIdentity, read: protocol.ReadRelease},
+	nodeQuietRelease:   {operation: OperationUnlock, script: protocol.Release, dispatch: sentCarried, keys: keysHeld, arguments: withNothing, read: protocol.ReadRelease},
+	nodeExtend:         {operation: OperationExtend, script: protocol.Extend, counting: votesCount, keys: keysHeld, arguments: withNumber, read: protocol.ReadExtend},
+	nodeRepair:         {operation: OperationExtend, script: protocol.Repair, dispatch: sentWhole, keys: keysHeld, arguments: withNumber, read: protocol.ReadRepair},
+	nodeCheck:          {operation: OperationResume, script: protocol.Check, counting: votesCount, keys: keysHeld, arguments: withNothing, read: protocol.ReadCheck},
 
-	nodeAcquireWrite:       {operation: OperationLock, script: acquireWriteLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: readAcquire},
-	nodeAcquireWriteFenced: {operation: OperationLock, script: acquireWriteLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuardedFenced, arguments: withNumberAndExtras, read: readAcquireFenced, readError: readFenceError},
-	nodeAcquireRead:        {operation: OperationLock, script: acquireReadLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: readAcquire},
-	nodeReleaseRead:        {operation: OperationUnlock, script: releaseReadLua, dispatch: sentCarried, keys: keysHeld, arguments: withAnnouncedIdentity, read: readRelease},
-	nodeQuietReleaseRead:   {operation: OperationUnlock, script: releaseReadLua, dispatch: sentCarried, keys: keysHeld, arguments: withNothing, read: readRelease},
-	nodeExtendRead:         {operation: OperationExtend, script: extendReadLua, counting: votesCount, keys: keysHeld, arguments: withNumber, read: readExtend},
-	nodeRepairRead:         {operation: OperationExtend, script: repairReadLua, dispatch: sentWhole, keys: keysGuarded, arguments: withNumber, read: readRepair},
-	nodeCheckRead:          {operation: OperationResume, script: checkReadLua, counting: votesCount, keys: keysHeld, arguments: withNothing, read: readCheck},
+	nodeAcquireWrite:       {operation: OperationLock, script: protocol.AcquireWrite, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: protocol.ReadAcquire},
+	nodeAcquireWriteFenced: {operation: OperationLock, script: protocol.AcquireWrite, dispatch: sentDelivered, counting: votesCount, keys: keysGuardedFenced, arguments: withNumberAndExtras, read: protocol.ReadAcquireFenced, readError: readFenceError},
+	nodeAcquireRead:        {operation: OperationLock, script: protocol.AcquireRead, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: protocol.ReadAcquire},
+	nodeReleaseRead:        {operation: OperationUnlock, script: protocol.ReleaseRead, dispatch: sentCarried, keys: keysHeld, arguments: withAnnouncedIdentity, read: protocol.ReadRelease},
+	nodeQuietReleaseRead:   {operation: OperationUnlock, script: protocol.ReleaseRead, dispatch: sentCarried, keys: keysHeld, arguments: withNothing, read: protocol.ReadRelease},
+	nodeExtendRead:         {operation: OperationExtend, script: protocol.ExtendRead, counting: votesCount, keys: keysHeld, arguments: withNumber, read: protocol.ReadExtend},
+	nodeRepairRead:         {operation: OperationExtend, script: protocol.RepairRead, dispatch: sentWhole, keys: keysGuarded, arguments: withNumber, read: protocol.ReadRepair},
+	nodeCheckRead:          {operation: OperationResume, script: protocol.CheckRead, counting: votesCount, keys: keysHeld, arguments: withNothing, read: protocol.ReadCheck},
 
-	nodeAcquireFair:       {operation: OperationLock, script: acquireFairLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: readAcquireFair},
-	nodeAcquireFairFenced: {operation: OperationLock, script: acquireFairLua, dispatch: sentDelivered, counting: votesCount, keys: keysGuardedFenced, arguments: withNumberAndExtras, read: readAcquireFairFenced, readError: readFenceError},
-	nodeReleaseFair:       {operation: OperationUnlock, script: releaseFairLua, dispatch: sentCarried, keys: keysGuarded, arguments: withAnnouncedIdentity, read: readRelease},
-	nodeFairTicket:        {operation: OperationLock, script: fairTicketLua, keys: keysOfLine, arguments: withNothing, read: readTicket},
-	nodeFairEnqueue:       {operation: OperationLock, script: fairEnqueueLua, keys: keysOfLine, arguments: withNumberAndExtras, read: readOne},
-	nodeFairLeave:         {operation: OperationLock, script: fairLeaveLua, dispatch: sentWhole, keys: keysOfLine, arguments: withNothing, read: readOne},
+	nodeAcquireFair:       {operation: OperationLock, script: protocol.AcquireFair, dispatch: sentDelivered, counting: votesCount, keys: keysGuarded, arguments: withNumberAndExtras, read: protocol.ReadAcquireFair},
+	nodeAcquireFairFenced: {operation: OperationLock, script: protocol.AcquireFair, dispatch: sentDelivered, counting: votesCount, keys: keysGuardedFenced, arguments: withNumberAndExtras, read: protocol.ReadAcquireFairFenced, readError: readFenceError},
+	nodeReleaseFair:       {operation: OperationUnlock, script: protocol.ReleaseFair, dispatch: sentCarried, keys: keysGuarded, arguments: withAnnouncedIdentity, read: protocol.ReadRelease},
+	nodeFairTicket:        {operation: OperationLock, script: protocol.FairTicket, keys: keysOfLine, arguments: withNothing, read: protocol.ReadTicket},
+	nodeFairEnqueue:       {operation: OperationLock, script: protocol.FairEnqueue, keys: keysOfLine, arguments: withNumberAndExtras, read: protocol.ReadOne},
+	nodeFairLeave:         {operation: OperationLock, script: protocol.FairLeave, dispatch: sentWhole, keys: keysOfLine, arguments: withNothing, read: protocol.ReadOne},
 
-	nodeForceRelease: {operation: OperationUnlock, script: forceReleaseLua, dispatch: sentWhole, counting: everyNodeAnswers, keys: keysHeld, arguments: withAnnouncement, read: readOne},
+	nodeForceRelease: {operation: OperationUnlock, script: protocol.ForceRelease, dispatch: sentWhole, counting: everyNodeAnswers, keys: keysHeld, arguments: withAnnouncement, read: protocol.ReadOne},
 
-	nodeAcquirePermit:       {operation: OperationLock, script: acquirePermitLua, dispatch: sentDelivered, counting: votesCount, keys: keysCandidate, arguments: withNumber, readChoice: readAcquirePermit},
-	nodeAcquirePermitFenced: {operation: OperationLock, script: acquirePermitFencedLua, dispatch: sentDelivered, counting: votesCount, keys: keysCandidateFenced, arguments: withNumber, readChoice: readAcquirePermit, readError: readFenceError},
-	nodeQuietReleasePermits: {operation: OperationUnlock, script: releaseLua, dispatch: sentCarried, keys: keysCandidate, arguments: withNothing, read: readRelease},
+	nodeAcquirePermit:       {operation: OperationLock, script: protocol.AcquirePermit, dispatch: sentDelivered, counting: votesCount, keys: keysCandidate, arguments: withNumber, readChoice: protocol.ReadAcquirePermit},
+	nodeAcquirePermitFenced: {operation: OperationLock, script: protocol.AcquirePermitFenced, dispatch: sentDelivered, counting: votesCount, keys: keysCandidateFenced, arguments: withNumber, readChoice: protocol.ReadAcquirePermit, readError: readFenceError},
+	nodeQuietReleasePermits: {operation: OperationUnlock, script: protocol.Release, dispatch: sentCarried, keys: keysCandidate, arguments: withNothing, read: protocol.ReadRelease},
 }
-
-// The scripts of the protocol, each sent by its SHA1 (EVALSHA) unless its
-// row says eval.
-var (
-	acquireMultiLua        = newScript(acquireMultiScript)
-	acquireWaitingLua      = newScript(acquireWaitingScript)
-	acquireFencedLua       = newScript(decimal.Lua + acquireFencedScript)
-	commitFenceLua         = newScript(decimal.Lua + commitFenceScript)
-	releaseLua             = newScript(releaseScript)
-	extendLua              = newScript(extendScript)
-	repairLua              = newScript(repairScript)
-	checkLua               = newScript(checkScript)
-	acquireWriteLua        = newScript(decimal.Lua + acquireWriteScript)
-	acquireReadLua         = newScript(acquireReadScript)
-	releaseReadLua         = newScript(releaseReadScript)
-	extendReadLua          = newScript(extendReadScript)
-	repairReadLua          = newScript(repairReadScript)
-	checkReadLua           = newScript(checkReadScript)
-	acquireFairLua         = newScript(decimal.Lua + acquireFairScript)
-	fairTicketLua          = newScript(fairTicketScript)
-	fairEnqueueLua         = newScript(fairEnqueueScript)
-	fairLeaveLua           = newScript(fairLeaveScript)
-	releaseFairLua         = newScript(releaseFairScript)
-	forceReleaseLua        = newScript(forceReleaseScript)
-	acquirePermitLua       = newScript(acquirePermitScript)
-	acquirePermitFencedLua = newScript(decimal.Lua + acquirePermitFencedScript)
-)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -140,9 +141,9 @@ func withAnnouncement(m *Mutex, _ int64, _ []byte) commandArguments {
 }
 
 // readFenceError reads the error reply of a fencing script whose counter
-// is not a fence (fenceErrorCode).
+// is not a fence (protocol.FenceErrorCode).
 func readFenceError(reply resp.Value) (error, bool) {
-	if string(resp.ErrorCode(reply.Str)) != fenceErrorCode {
+	if !protocol.IsFenceError(reply) {
 		return nil, false
 	}
 	return fmt.Errorf("%w: %w", ErrFenceCounter, reply.Err()), true

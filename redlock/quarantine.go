@@ -13,6 +13,7 @@ import (
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/epoch"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -24,7 +25,7 @@ var epochScript string
 
 // epochLua is epochScript, sent whole with EVAL: it runs once per
 // connection, off the fast path.
-var epochLua = newScript(epochScript)
+var epochLua = protocol.NewScript(epochScript)
 
 // markerScript reads a node's marker and replication ID after a vote, on
 // the same connection (see quarantine.judge).
@@ -33,7 +34,7 @@ var epochLua = newScript(epochScript)
 var markerScript string
 
 // markerLua is markerScript, sent by its SHA1.
-var markerLua = newScript(markerScript)
+var markerLua = protocol.NewScript(markerScript)
 
 // epochKey is the key of a node's epoch marker, which the doctor shares.
 // It has no TTL.

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/lockmux/lockmux/internal/faultnet"
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // unconfirmedObserver collects the releases the transport reported it
@@ -172,7 +172,7 @@ func TestAbandonedAcquisitionIsNotReplayedAfterItsRelease(t *testing.T) {
 
 	// The slow node knows the release but not the multi-key acquisition.
 	servers[2].Do(t, "SCRIPT", "FLUSH")
-	servers[2].Do(t, "SCRIPT", "LOAD", releaseLua.Source())
+	servers[2].Do(t, "SCRIPT", "LOAD", protocol.Release.Source())
 	slow.Delay(5*time.Millisecond, 5*time.Millisecond)
 	require.NoError(t, m.Lock(ctx))
 	require.NoError(t, m.Unlock(ctx))

@@ -42,7 +42,7 @@ func (m *Mutex) newNodeRound() *nodeRound {
 // nodes skipped (mux.Round.Skip) before or after it stay skipped.
 func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number int64, identity []byte) {
 	command = commandsOf[m.kind][command]
-	row := &protocol[command]
+	row := &commandTable[command]
 	r.command = command
 	r.round.FollowUp = r.tally.quarantine != nil && row.counting == votesCount
 	keys := row.keys(m)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -182,7 +183,7 @@ func TestReleaseScript(t *testing.T) {
 			for i, state := range test.states {
 				prepare(t, server, client, keys[i], state)
 			}
-			reply := client.eval(t, releaseScript, keys, ourToken)
+			reply := client.eval(t, protocol.Release.Source(), keys, ourToken)
 			if test.wrongType {
 				assertWrongType(t, reply)
 			} else {
@@ -224,7 +225,7 @@ func TestReleaseScriptAnnouncesEveryKeyItReleased(t *testing.T) {
 			if test.identity != "" {
 				arguments = append(arguments, test.identity)
 			}
-			client.eval(t, releaseScript, keys, arguments...)
+			client.eval(t, protocol.Release.Source(), keys, arguments...)
 			client.do(t, "PUBLISH", releasedChannelPrefix+"end", "end") // the last message
 
 			var want, got []string
@@ -252,14 +253,14 @@ func TestExtendScript(t *testing.T) {
 		want      int64
 		wrongType bool
 	}{
-		{name: "held by us", states: []setupState{stateOurs}, want: extendExtended},
-		{name: "held by another", states: []setupState{stateOther}, want: extendHeld},
-		{name: "missing", states: []setupState{stateMissing}, want: extendMissing},
-		{name: "expired", states: []setupState{stateExpired}, want: extendMissing},
+		{name: "held by us", states: []setupState{stateOurs}, want: protocol.ExtendExtended},
+		{name: "held by another", states: []setupState{stateOther}, want: protocol.ExtendHeld},
+		{name: "missing", states: []setupState{stateMissing}, want: protocol.ExtendMissing},
+		{name: "expired", states: []setupState{stateExpired}, want: protocol.ExtendMissing},
 		{name: "wrong type", states: []setupState{stateWrongType}, wrongType: true},
-		{name: "all keys held by us", states: []setupState{stateOurs, stateOurs}, want: extendExtended},
-		{name: "one key missing", states: []setupState{stateOurs, stateMissing}, want: extendMissing},
-		{name: "one key missing, one held by another", states: []setupState{stateMissing, stateOther, stateOurs}, want: extendHeld},
+		{name: "all keys held by us", states: []setupState{stateOurs, stateOurs}, want: protocol.ExtendExtended},
+		{name: "one key missing", states: []setupState{stateOurs, stateMissing}, want: protocol.ExtendMissing},
+		{name: "one key missing, one held by another", states: []setupState{stateMissing, stateOther, stateOurs}, want: protocol.ExtendHeld},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
@@ -268,7 +269,7 @@ func TestExtendScript(t *testing.T) {
 			for i, state := range test.states {
 				prepare(t, server, client, keys[i], state)
 			}
-			reply := client.eval(t, extendScript, keys, ourToken, "30000")
+			reply := client.eval(t, protocol.Extend.Source(), keys, ourToken, "30000")
 			if test.wrongType {
 				assertWrongType(t, reply)
 				return
@@ -279,7 +280,7 @@ func TestExtendScript(t *testing.T) {
 				switch {
 				case test.states[i] == stateMissing || test.states[i] == stateExpired:
 					assert.False(t, server.Exists(key))
-				case test.want == extendExtended:
+				case test.want == protocol.ExtendExtended:
 					assert.Equal(t, 30*time.Second, server.TTL(key), "key %s", key)
 				default:
 					assert.Equal(t, 10*time.Second, server.TTL(key), "key %s", key)
@@ -297,13 +298,13 @@ func TestCheckScript(t *testing.T) {
 		wrongType bool
 	}{
 		{name: "held by us", states: []setupState{stateOurs}, want: 10_000},
-		{name: "held by another", states: []setupState{stateOther}, want: checkHeld},
-		{name: "missing", states: []setupState{stateMissing}, want: checkMissing},
-		{name: "expired", states: []setupState{stateExpired}, want: checkMissing},
+		{name: "held by another", states: []setupState{stateOther}, want: protocol.CheckHeld},
+		{name: "missing", states: []setupState{stateMissing}, want: protocol.CheckMissing},
+		{name: "expired", states: []setupState{stateExpired}, want: protocol.CheckMissing},
 		{name: "wrong type", states: []setupState{stateWrongType}, wrongType: true},
 		{name: "all keys held by us", states: []setupState{stateOurs, stateOurs}, want: 10_000},
-		{name: "one key missing", states: []setupState{stateOurs, stateMissing}, want: checkMissing},
-		{name: "held by another takes precedence", states: []setupState{stateMissing, stateOther}, want: checkHeld},
+		{name: "one key missing", states: []setupState{stateOurs, stateMissing}, want: protocol.CheckMissing},
+		{name: "held by another takes precedence", states: []setupState{stateMissing, stateOther}, want: protocol.CheckHeld},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
@@ -312,7 +313,7 @@ func TestCheckScript(t *testing.T) {
 			for i, state := range test.states {
 				prepare(t, server, client, keys[i], state)
 			}
-			reply := client.eval(t, checkScript, keys, ourToken)
+			reply := client.eval(t, protocol.Check.Source(), keys, ourToken)
 			if test.wrongType {
 				assertWrongType(t, reply)
 				return
@@ -327,10 +328,10 @@ func TestCheckScriptRemainingTime(t *testing.T) {
 	require.Equal(t, "OK", client.do(t, "SET", "lock:0", ourToken, "PX", "10000"))
 	require.Equal(t, "OK", client.do(t, "SET", "lock:1", ourToken, "PX", "4000"))
 	require.Equal(t, "OK", client.do(t, "SET", "lock:2", ourToken))
-	assert.Equal(t, int64(4000), client.eval(t, checkScript, []string{"lock:0", "lock:1"}, ourToken), "the smallest remaining TTL")
+	assert.Equal(t, int64(4000), client.eval(t, protocol.Check.Source(), []string{"lock:0", "lock:1"}, ourToken), "the smallest remaining TTL")
 	server.FastForward(1500 * time.Millisecond)
-	assert.Equal(t, int64(2500), client.eval(t, checkScript, []string{"lock:0", "lock:1"}, ourToken))
-	assert.Equal(t, int64(checkPersistent), client.eval(t, checkScript, []string{"lock:0", "lock:2"}, ourToken), "a key without a TTL")
+	assert.Equal(t, int64(2500), client.eval(t, protocol.Check.Source(), []string{"lock:0", "lock:1"}, ourToken))
+	assert.Equal(t, int64(protocol.CheckPersistent), client.eval(t, protocol.Check.Source(), []string{"lock:0", "lock:2"}, ourToken), "a key without a TTL")
 }
 
 // lockKeys returns n distinct key names.

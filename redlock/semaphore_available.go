@@ -6,11 +6,12 @@ import (
 	"fmt"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/resp"
 )
 
 // permitsFreeLua reads which slots of a Semaphore are free on a node.
-var permitsFreeLua = newScript(permitsFreeScript)
+var permitsFreeLua = protocol.PermitsFree
 
 // Available returns how many permits could be won now: the slots that are
 // free on a quorum of nodes. It reads every slot on every node in one

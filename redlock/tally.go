@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 )
 
 // nodeOutcome is what one node answered in a round.
@@ -44,7 +45,7 @@ type tally struct {
 }
 
 // operation is the operation the round serves, as users see it.
-func (t *tally) operation() Operation { return protocol[t.command].operation }
+func (t *tally) operation() Operation { return commandTable[t.command].operation }
 
 func (t *tally) reset(command nodeOperation, need int) {
 	t.command, t.need = command, need
@@ -60,7 +61,7 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	outcome := &t.nodes[node]
 	*outcome = t.read(round, node)
 	outcome.latency = round.Latency(node)
-	if q := t.quarantine; q != nil && outcome.outcome == OutcomeConfirmed && protocol[t.command].counting == votesCount {
+	if q := t.quarantine; q != nil && outcome.outcome == OutcomeConfirmed && commandTable[t.command].counting == votesCount {
 		if err := q.judge(node, round); err != nil {
 			outcome.outcome, outcome.err = OutcomeQuarantined, err
 		}
@@ -72,7 +73,7 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	// reported, and after a failed acquisition only a node that definitely
 	// refused needs no release, which keeps a failed attempt at one round
 	// trip.
-	return t.got >= t.need && protocol[t.command].counting != everyNodeAnswers
+	return t.got >= t.need && commandTable[t.command].counting != everyNodeAnswers
 }
 
 // read turns node's outcome in round into a nodeOutcome: the transport's
@@ -97,7 +98,7 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 		// protocol.
 		return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w: %w", ErrNodeUnreachable, err)}
 	}
-	command := &protocol[t.command]
+	command := &commandTable[t.command]
 	reply := round.Reply(node)
 	if reply.IsError() {
 		if command.readError != nil {
@@ -110,7 +111,7 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 		}
 		return nodeOutcome{outcome: OutcomeError, err: reply.Err()}
 	}
-	var outcome Outcome
+	var outcome protocol.Outcome
 	var number, choice int64
 	var ok bool
 	if command.readChoice != nil {
@@ -121,14 +122,14 @@ func (t *tally) read(round *mux.Round, node int) nodeOutcome {
 	if !ok {
 		return nodeOutcome{outcome: OutcomeError, err: fmt.Errorf("%w to %s: %s", errUnexpectedReply, command.operation, reply)}
 	}
-	return nodeOutcome{outcome: outcome, number: number, choice: choice}
+	return nodeOutcome{outcome: Outcome(outcome), number: number, choice: choice}
 }
 
 // add counts one node's outcome.
 func (t *tally) add(outcome *nodeOutcome) {
 	switch outcome.outcome {
 	case OutcomeConfirmed:
-		if protocol[t.command].readChoice != nil {
+		if commandTable[t.command].readChoice != nil {
 			t.got = max(t.got, t.votes(outcome.choice))
 			break
 		}
@@ -283,14 +284,14 @@ func (t *tally) refusedOnQuorumFor() time.Duration {
 
 // lostPlace reports, after a fair lock's waiter's attempt failed, whether
 // it lost its place in line: some node answered that the waiter is not
-// in its line (refusalOutOfLine), and fewer than a quorum answered that
+// in its line (protocol.RefusalOutOfLine), and fewer than a quorum answered that
 // it is. Such a waiter is served only once it joins the line again.
 func (t *tally) lostPlace() bool {
 	lost, kept := 0, 0
 	for _, node := range t.nodes {
 		switch {
 		case node.outcome != OutcomeHeld:
-		case node.number == refusalOutOfLine:
+		case node.number == protocol.RefusalOutOfLine:
 			lost++
 		default:
 			kept++

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/resp"
 )
 
 // watchLua is the read that arms a renewed hold's keys. It goes with EVAL:
 // the subscription connections load no scripts.
-var watchLua = newScript(watchScript)
+var watchLua = protocol.Watch
 
 // watcher watches the keys of the renewed holds of a Client (AutoExtend,
 // Client.Do), so that a key cut short or deleted from outside is noticed
