@@ -123,52 +123,6 @@ func (c *Conn) overdueLocked(now time.Time) bool {
 	return !earliest.IsZero() && !now.Before(earliest.Add(readGrace))
 }
 
-// takePushLocked hands a push frame to Options.OnPush. On a RESP2
-// connection, where no push can come, and for a push that OnPush refuses,
-// it fails the link.
-func (c *Conn) takePushLocked(link *link, value resp.Value) error {
-	if link.protocol == ProtocolRESP2 {
-		err := fmt.Errorf("%w: push frame on a RESP2 connection", ErrUnexpectedReply)
-		c.failLinkLocked(link, err)
-		return err
-	}
-	link.pushes.pushed(value)
-	if onPush := c.options.OnPush; onPush != nil {
-		c.mu.Unlock()
-		err := onPush(value)
-		c.mu.Lock()
-		if err != nil {
-			err = fmt.Errorf("%w: %w", ErrUnexpectedReply, err)
-			c.failLinkLocked(link, err)
-			return err
-		}
-	}
-	return nil
-}
-
-// takeRefusalLocked takes value as the answer of the oldest push command
-// (see SendPush): an error is its refusal, handed to Listen's handler, or
-// kept for the next Listen when none listens; any other reply fails the
-// link.
-func (c *Conn) takeRefusalLocked(link *link, value resp.Value) error {
-	if !value.IsError() {
-		err := fmt.Errorf("%w: a reply arrived for a push command", ErrUnexpectedReply)
-		c.failLinkLocked(link, err)
-		return err
-	}
-	if link.pushes.answersNext() {
-		link.pushes.drop()
-	}
-	if refused := c.refused; refused != nil {
-		c.mu.Unlock()
-		refused(value)
-		c.mu.Lock()
-	} else if link.refusal == nil {
-		link.refusal = append([]byte(nil), value.Str...) // for the next Listen
-	}
-	return nil
-}
-
 // earliestLocked returns the earliest deadline of the written calls that
 // somebody needs (see pending.needed); the zero time when there is none.
 func (c *Conn) earliestLocked() time.Time {
@@ -183,34 +137,6 @@ func (c *Conn) dueLocked(now time.Time) time.Time {
 		return earliest
 	}
 	return now.Add(c.options.CommandTimeout)
-}
-
-// takeReplyLocked gives a reply to the oldest pending command: to its
-// call, or, for a command whose caller stopped waiting, to nobody. A reply
-// that no command asked for (R13) fails the link.
-func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
-	entry, ok := c.pending.pop()
-	if !ok {
-		err := fmt.Errorf("%w: a reply arrived that no command asked for", ErrUnexpectedReply)
-		c.failLinkLocked(link, err)
-		return err
-	}
-	link.pushes.replyTaken()
-	if entry.carry {
-		c.carriedDoneLocked()
-	}
-	if entry.call != nil {
-		c.deliverLocked(entry, value)
-	} else if onCarried := c.options.OnCarriedReply; entry.carry && onCarried != nil {
-		onCarried(entry.command, entry.until, entry.label, value)
-	}
-	if c.address.MasterName != "" && value.IsError() && string(resp.ErrorCode(value.Str)) == "READONLY" {
-		// The master was demoted: the next dial asks the sentinels again.
-		err := fmt.Errorf("%w: %s answered %s", ErrNotMaster, link.address, value.Str)
-		c.failLinkLocked(link, err)
-		return err
-	}
-	return nil
 }
 
 // readArrivedLocked reads the frames that have begun to arrive on a
@@ -305,97 +231,5 @@ func (c *Conn) handOffReadingLocked() {
 	}
 	if next := c.pending.firstWaiting(); next != nil {
 		next.signal()
-	}
-}
-
-// deliverLocked completes the entry's call with value. When the server
-// does not know the call's script, the call is sent again as EVAL, but only
-// if nothing was issued on the connection after it but its follow-up
-// (SendFollowed), which is then sent again behind it: a replay must never
-// run after a command issued later (a release, say, of what it would
-// acquire). Otherwise the NOSCRIPT error is the call's reply, and the
-// script is loaded again for the calls to come.
-func (c *Conn) deliverLocked(entry pending, value resp.Value) {
-	call := entry.call
-	if call.isNoScript(value) {
-		onlyFollowUp := c.pending.len() == 1 && call.follow != nil && c.pending.find(call.follow) != nil
-		if c.pending.len() == 0 || onlyFollowUp {
-			call.retried = true
-			entry.deadline = time.Now().Add(entry.span)
-			c.pending.push(entry)
-			c.writeBuffer = call.appendEval(c.writeBuffer)
-			if onlyFollowUp {
-				// The follow-up read the server before the replay: its
-				// reply is dropped, and it is sent again behind the replay.
-				followEntry := *c.pending.detach(call.follow)
-				followEntry.call, followEntry.deadline = call.follow, entry.deadline
-				c.pending.push(followEntry)
-				c.writeBuffer = append(c.writeBuffer, call.follow.Command...)
-			}
-			if !c.flushing {
-				c.flushLocked()
-			}
-			return
-		}
-		c.writeBuffer = resp.AppendCommand(c.writeBuffer, "SCRIPT", "LOAD", call.script.Source)
-		c.pending.push(pending{deadline: time.Now().Add(entry.span)})
-	}
-	call.setReply(value)
-	call.Latency = time.Since(call.sentAt)
-	call.state = callIdle
-	c.finishedLocked(call)
-	if call.waiting {
-		call.signal()
-	}
-}
-
-// failLinkLocked closes link, if it is still the live one, and fails every
-// call in flight on it with err. Carried commands stay, to be sent again on
-// the next connection (see Call.Carry).
-func (c *Conn) failLinkLocked(link *link, err error) {
-	if c.link != link {
-		return
-	}
-	c.link = nil
-	c.connected.Store(false)
-	link.netConn.Close()
-	if err != ErrClosed {
-		err = nodeError(c.name, err)
-	}
-	c.lastErr = err
-	c.failPendingLocked(err)
-}
-
-// failPendingLocked fails every call in flight, or waiting for a dial,
-// with err, and drops the commands not yet written; carried commands are
-// kept for the next connection unless the Conn is closed or they stopped
-// mattering, in which case they are listed as unfinished.
-func (c *Conn) failPendingLocked(err error) {
-	now := time.Now()
-	c.pending.keep(func(entry *pending) bool {
-		keep := entry.carry && !c.closed && now.Before(entry.until)
-		if keep && entry.call != nil {
-			entry.command = append(entry.command[:0], entry.call.Command...)
-		}
-		if entry.carry && !keep {
-			c.giveUpLocked(entry, err)
-		}
-		if call := entry.call; call != nil {
-			entry.call = nil
-			call.Err = err
-			call.Latency = now.Sub(call.sentAt)
-			call.state = callIdle
-			c.finishedLocked(call)
-			if call.waiting {
-				call.signal()
-			}
-		}
-		entry.deadline = time.Time{}
-		return keep
-	})
-	c.writeBuffer = c.writeBuffer[:0]
-	c.readDeadline, c.writeDeadline = time.Time{}, time.Time{}
-	if c.carried > 0 || len(c.unfinished) > 0 {
-		c.ensureFinisherLocked()
 	}
 }

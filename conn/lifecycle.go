@@ -98,3 +98,96 @@ func (c *Conn) installLocked(link *link, runID string) {
 		c.ensureFinisherLocked()
 	}
 }
+
+// Connect dials the server unless a connection is already up, and waits for
+// the dial. During the backoff after a failed dial it returns the last
+// error at once.
+func (c *Conn) Connect(ctx context.Context) error {
+	c.mu.Lock()
+	for c.link == nil {
+		if c.closed {
+			c.mu.Unlock()
+			return ErrClosed
+		}
+		if !c.dialing && time.Now().Before(c.retryAt) {
+			err := c.lastErr
+			c.mu.Unlock()
+			return err
+		}
+		c.startDialLocked()
+		done := c.dialDone
+		c.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fmt.Errorf("conn: %s: %w", c.name, ctx.Err())
+		}
+		c.mu.Lock()
+		if c.link == nil && c.lastErr != nil && !c.dialing {
+			err := c.lastErr
+			c.mu.Unlock()
+			return err
+		}
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// notConnectedLocked describes why a call cannot be sent now.
+func (c *Conn) notConnectedLocked() error {
+	if c.lastErr != nil {
+		return fmt.Errorf("%w: %w", ErrNotConnected, c.lastErr)
+	}
+	return fmt.Errorf("conn: %s: %w", c.name, ErrNotConnected)
+}
+
+// failLinkLocked closes link, if it is still the live one, and fails every
+// call in flight on it with err. Carried commands stay, to be sent again on
+// the next connection (see Call.Carry).
+func (c *Conn) failLinkLocked(link *link, err error) {
+	if c.link != link {
+		return
+	}
+	c.link = nil
+	c.connected.Store(false)
+	link.netConn.Close()
+	if err != ErrClosed {
+		err = nodeError(c.name, err)
+	}
+	c.lastErr = err
+	c.failPendingLocked(err)
+}
+
+// failPendingLocked fails every call in flight, or waiting for a dial,
+// with err, and drops the commands not yet written; carried commands are
+// kept for the next connection unless the Conn is closed or they stopped
+// mattering, in which case they are listed as unfinished.
+func (c *Conn) failPendingLocked(err error) {
+	now := time.Now()
+	c.pending.keep(func(entry *pending) bool {
+		keep := entry.carry && !c.closed && now.Before(entry.until)
+		if keep && entry.call != nil {
+			entry.command = append(entry.command[:0], entry.call.Command...)
+		}
+		if entry.carry && !keep {
+			c.giveUpLocked(entry, err)
+		}
+		if call := entry.call; call != nil {
+			entry.call = nil
+			call.Err = err
+			call.Latency = now.Sub(call.sentAt)
+			call.state = callIdle
+			c.finishedLocked(call)
+			if call.waiting {
+				call.signal()
+			}
+		}
+		entry.deadline = time.Time{}
+		return keep
+	})
+	c.writeBuffer = c.writeBuffer[:0]
+	c.readDeadline, c.writeDeadline = time.Time{}, time.Time{}
+	if c.carried > 0 || len(c.unfinished) > 0 {
+		c.ensureFinisherLocked()
+	}
+}
