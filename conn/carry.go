@@ -16,31 +16,64 @@ type Unfinished struct {
 	Err error
 }
 
+// carrier keeps the count of the carried commands (Call.Carry) in the
+// queue and runs their finisher. Conn.mu guards it, with the queue: count
+// changes as carried entries join and leave it.
+type carrier struct {
+	count      int           // carried entries in the queue
+	finishing  bool          // the finisher goroutine runs
+	due        time.Time     // when the finisher looks next; zero: when woken
+	wake       chan struct{} // wakes the finisher; buffered, made by New
+	unfinished []Unfinished  // given up and not yet reported, to be reported outside mu
+}
+
+// answered counts a carried command answered. The finisher, if it waits
+// for the command's deadline, finds it gone then: waking it now would
+// cost the caller that read the reply a goroutine switch.
+func (cr *carrier) answered() {
+	cr.count--
+}
+
+// giveUp counts a carried command, about to leave the queue, as
+// unfinished, for the report.
+func (cr *carrier) giveUp(entry *pending, err error) {
+	cr.count--
+	cr.unfinished = append(cr.unfinished, Unfinished{Label: entry.label, Err: err})
+}
+
+// takeUnfinished returns the unfinished commands not yet reported.
+func (cr *carrier) takeUnfinished() []Unfinished {
+	unfinished := cr.unfinished
+	cr.unfinished = nil
+	return unfinished
+}
+
+// wakeFinisher wakes the finisher, if it is parked.
+func (cr *carrier) wakeFinisher() {
+	select {
+	case cr.wake <- struct{}{}:
+	default:
+	}
+}
+
 // carryLocked queues a carried command that has no owner, to be written on
 // the next connection, and makes sure the finisher will dial for it (or
 // give it up, if its time has passed).
 func (c *Conn) carryLocked(entry pending) {
 	c.pending.push(entry)
-	c.carried++
+	c.carrier.count++
 	c.ensureFinisherLocked()
-}
-
-// carriedDoneLocked counts a carried command answered. The finisher, if it
-// waits for the command's deadline, finds it gone then: waking it now would
-// cost the caller that read the reply a goroutine switch.
-func (c *Conn) carriedDoneLocked() {
-	c.carried--
 }
 
 // carriedDueLocked reports whether a carried command waits for a reply
 // that nobody read by its deadline, or, once the Conn is closed, for any
 // reply: the finisher must read it.
 func (c *Conn) carriedDueLocked() bool {
-	if c.carried == 0 {
+	if c.carrier.count == 0 {
 		return false
 	}
 	due := c.pending.earliestCarried()
-	return c.closed || (!due.IsZero() && !time.Now().Before(due))
+	return c.life.closed || (!due.IsZero() && !time.Now().Before(due))
 }
 
 // ensureFinisherLocked starts the finisher on first use, and wakes it. It
@@ -48,23 +81,16 @@ func (c *Conn) carriedDueLocked() bool {
 // a goroutine started for every carried command would cost more than the
 // command.
 func (c *Conn) ensureFinisherLocked() {
-	if c.finishing {
-		c.wakeFinisherLocked()
+	if c.carrier.finishing {
+		c.carrier.wakeFinisher()
 		return
 	}
-	if c.closed && c.link == nil && c.carried == 0 && len(c.unfinished) == 0 {
+	if c.life.closed && c.life.link == nil && c.carrier.count == 0 && len(c.carrier.unfinished) == 0 {
 		return
 	}
-	c.finishing = true
+	c.carrier.finishing = true
 	c.background.Add(1)
 	go c.finish()
-}
-
-func (c *Conn) wakeFinisherLocked() {
-	select {
-	case c.finishWake <- struct{}{}:
-	default:
-	}
 }
 
 // finish is the finisher: the goroutine that carries the carried commands
@@ -87,11 +113,11 @@ func (c *Conn) finish() {
 	defer timer.Stop()
 	c.mu.Lock()
 	for {
-		c.finisherDue = time.Time{}
-		if c.closed && (c.carried == 0 || c.link == nil) {
+		c.carrier.due = time.Time{}
+		if c.life.closed && (c.carrier.count == 0 || c.life.link == nil) {
 			break // Close reports what is left
 		}
-		if unfinished := c.takeUnfinishedLocked(); len(unfinished) > 0 {
+		if unfinished := c.carrier.takeUnfinished(); len(unfinished) > 0 {
 			c.mu.Unlock()
 			c.report(unfinished)
 			c.mu.Lock()
@@ -107,19 +133,19 @@ func (c *Conn) finish() {
 			if soonest := time.Now().Add(readGrace); due.Before(soonest) {
 				due = soonest
 			}
-			c.finisherDue = due
+			c.carrier.due = due
 			timer.Reset(time.Until(due))
 			wait = timer.C
 		}
-		closing := c.closing
-		if c.closed {
+		closing := c.life.closing
+		if c.life.closed {
 			closing = nil // closed already: wait for the work itself
 		}
 		switch {
-		case c.carried == 0:
+		case c.carrier.count == 0:
 			// Nothing to finish: park until woken.
-		case c.link == nil && c.dialing:
-			done := c.dialDone
+		case c.life.link == nil && c.life.dialing:
+			done := c.life.dialDone
 			c.mu.Unlock()
 			select {
 			case <-done:
@@ -127,25 +153,25 @@ func (c *Conn) finish() {
 			}
 			c.mu.Lock()
 			continue
-		case c.link == nil:
+		case c.life.link == nil:
 			c.dropExpiredLocked()
-			if c.carried == 0 {
+			if c.carrier.count == 0 {
 				continue
 			}
-			if time.Now().Before(c.retryAt) {
-				sleepUntil(c.retryAt)
+			if time.Now().Before(c.life.retryAt) {
+				sleepUntil(c.life.retryAt)
 				break
 			}
 			c.startDialLocked()
 			continue
-		case c.reading || c.flushing:
+		case c.reader.reading || c.writer.flushing:
 			// Another caller reads or writes, and reads the carried
 			// replies on the way: look again at their deadline.
 			sleepUntil(c.pending.earliestCarried())
 		case !c.carriedDueLocked():
 			sleepUntil(c.pending.earliestCarried())
 		default:
-			if len(c.writeBuffer) > 0 {
+			if len(c.writer.buffer) > 0 {
 				c.flushLocked()
 				continue
 			}
@@ -154,13 +180,13 @@ func (c *Conn) finish() {
 		}
 		c.mu.Unlock()
 		select {
-		case <-c.finishWake:
+		case <-c.carrier.wake:
 		case <-closing:
 		case <-wait:
 		}
 		c.mu.Lock()
 	}
-	c.finishing = false
+	c.carrier.finishing = false
 	c.mu.Unlock()
 }
 
@@ -172,23 +198,9 @@ func (c *Conn) dropExpiredLocked() {
 		if entry.call != nil || !entry.carry || now.Before(entry.until) {
 			return true
 		}
-		c.giveUpLocked(entry, fmt.Errorf("%w: not connected again before the command stopped mattering", c.notConnectedLocked()))
+		c.carrier.giveUp(entry, fmt.Errorf("%w: not connected again before the command stopped mattering", c.notConnectedLocked()))
 		return false
 	})
-}
-
-// giveUpLocked counts a carried command, about to leave the queue, as
-// unfinished, for the report.
-func (c *Conn) giveUpLocked(entry *pending, err error) {
-	c.carried--
-	c.unfinished = append(c.unfinished, Unfinished{Label: entry.label, Err: err})
-}
-
-// takeUnfinishedLocked returns the unfinished commands not yet reported.
-func (c *Conn) takeUnfinishedLocked() []Unfinished {
-	unfinished := c.unfinished
-	c.unfinished = nil
-	return unfinished
 }
 
 // report tells Options.OnUnfinished of the unfinished commands, and returns

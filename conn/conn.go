@@ -3,12 +3,8 @@ package conn
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/lockmux/lockmux/resp"
 )
 
 // Conn is a pipelined connection to one Redis server that many callers
@@ -22,57 +18,25 @@ type Conn struct {
 	name    string // address.String(), for messages
 
 	// background counts the goroutines the Conn owns (dials, the
-	// finisher), which Close waits for.
+	// finisher, the sentinel watcher), which Close waits for.
 	background sync.WaitGroup
 
-	// connected mirrors link != nil, for readers that do not take mu.
-	connected atomic.Bool
-	// fsyncAlways mirrors the live link's fsyncAlways (see FsyncAlways).
-	fsyncAlways atomic.Bool
+	// mu guards the queue and the four parts below, which change with it
+	// and so share its lock: a command joins the queue as its bytes join
+	// the writer's buffer, its reply leaves it under the reader, a carried
+	// entry is counted by the carrier, and a failed link fails the queue
+	// and empties the buffer at once. mu is held only for bookkeeping,
+	// never across a system call that can block.
+	mu      sync.Mutex
+	pending queue     // commands written or about to be, in order
+	life    lifecycle // the live link, its dials and the Conn's close
+	writer  writer    // the write buffers and the caller writing them
+	reader  reader    // the reading turn and its hand-off
+	carrier carrier   // the carried calls and their finisher
 
-	// mu guards every field below. It is held only for bookkeeping, never
-	// across a system call that can block.
-	mu       sync.Mutex
-	closed   bool
-	closing  chan struct{}      // closed by Close: ends the finisher's waits
-	link     *link              // the live connection, nil when there is none
-	dialing  bool               // a dial runs in the background
-	dialDone chan struct{}      // closed when the dial in progress ends
-	cancel   context.CancelFunc // cancels the dial in progress
-	lastErr  error              // why the last connection or dial failed
-	retryAt  time.Time          // no new dial before this time
-	backoff  time.Duration      // the last backoff, doubled on each failure
-	runID    string
-
-	// For a master that Redis Sentinel serves: the sentinel that answered
-	// last, whether the watcher of its announcements runs (see
-	// watchSentinels), and the watcher's connection, which Close closes.
-	sentinelNext atomic.Uint32
-	watching     bool
-	sentinelConn net.Conn
-
-	pending       queue            // commands written or about to be, in order
-	writeBuffer   []byte           // commands not yet written
-	spareBuffer   []byte           // the other write buffer, swapped in while writing
-	flushing      bool             // a caller is writing
-	reading       bool             // a caller is reading
-	refused       func(resp.Value) // Listen's handler of refused push commands, while it listens
-	listenerTurn  chan struct{}    // closed when a reader's turn ends, while a Listen waits for it
-	readerDone    <-chan struct{}  // the Done channel of the reader's context, if any: once closed, a timeout is not the server's
-	watchedDone   <-chan struct{}  // the Done channel whose end interrupts the reader (see readForLocked)
-	stopWatching  func() bool      // undoes the registration for watchedDone
-	earlierDone   <-chan struct{}  // the Done channel of the previous reader's context: one two reads in a row use stays watched
-	readDeadline  time.Time        // the read deadline set on the socket
-	writeDeadline time.Time        // the write deadline set on the socket
-
-	// The carried commands (Call.Carry): how many are pending, whether the
-	// finisher goroutine runs, when it looks next (zero: when woken), its
-	// wake-up, and what could not be finished, to be reported outside mu.
-	carried     int
-	finishing   bool
-	finisherDue time.Time
-	finishWake  chan struct{}
-	unfinished  []Unfinished
+	// sentinel follows the sentinels of a master that Redis Sentinel
+	// serves. It has a lock of its own.
+	sentinel sentinelWatch
 }
 
 // readGrace is how long a reader still waits for a reply whose deadline
@@ -90,22 +54,6 @@ func socketDeadline(deadline, now time.Time) time.Time {
 		return earliest
 	}
 	return deadline
-}
-
-// link is one established network connection with its reply reader.
-type link struct {
-	netConn  net.Conn
-	reader   *resp.Reader
-	protocol Protocol
-	received *receivedProbe // nil where the socket cannot be asked
-	address  string         // the server's "host:port" or path, as dialled
-	// fsyncAlways is set when the handshake, asked to (AskPersistence),
-	// found appendfsync always.
-	fsyncAlways bool
-	// pushes are the push commands whose answers are still to come, and
-	// refusal the text of the first refusal read while nobody listened.
-	pushes  pushCommands
-	refusal []byte
 }
 
 // New returns a Conn for the address, in one of the forms ParseAddress
@@ -129,8 +77,10 @@ func New(address string, options Options) (*Conn, error) {
 	if options.Password == "" {
 		options.Password = parsed.Password
 	}
-	return &Conn{address: parsed, options: options, name: parsed.String(),
-		closing: make(chan struct{}), finishWake: make(chan struct{}, 1)}, nil
+	c := &Conn{address: parsed, options: options, name: parsed.String()}
+	c.life.closing = make(chan struct{})
+	c.carrier.wake = make(chan struct{}, 1)
+	return c, nil
 }
 
 // Address returns the server's address without its password.
@@ -150,7 +100,7 @@ func (c *Conn) Username() string {
 func (c *Conn) RunID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.runID
+	return c.life.runID
 }
 
 // FsyncAlways reports whether the server, as the handshake of the last
@@ -158,21 +108,21 @@ func (c *Conn) RunID() string {
 // acknowledges was written to its append-only file and fsynced first.
 // It is false unless Options.AskPersistence is set, and when the server
 // refused to tell.
-func (c *Conn) FsyncAlways() bool { return c.fsyncAlways.Load() }
+func (c *Conn) FsyncAlways() bool { return c.life.fsyncAlways.Load() }
 
 // Connected reports whether the connection is up, without waiting for
 // anything: a hint for ordering work, which may be stale at once.
-func (c *Conn) Connected() bool { return c.connected.Load() }
+func (c *Conn) Connected() bool { return c.life.connected.Load() }
 
 // Protocol returns the RESP version of the live connection, or 0 when there
 // is none.
 func (c *Conn) Protocol() Protocol {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.link == nil {
+	if c.life.link == nil {
 		return 0
 	}
-	return c.link.protocol
+	return c.life.link.protocol
 }
 
 // Do sends the call and waits for its reply, for at most CommandTimeout
@@ -205,35 +155,30 @@ func (c *Conn) Do(ctx context.Context, call *Call) error {
 // It is safe to call more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	if c.closed {
+	if c.life.closed {
 		c.mu.Unlock()
 		return nil
 	}
-	c.closed = true
-	close(c.closing)
-	if c.sentinelConn != nil {
-		c.sentinelConn.Close()
-	}
-	if c.stopWatching != nil {
-		c.stopWatching()
-		c.watchedDone, c.stopWatching = nil, nil
-	}
+	c.life.closed = true
+	close(c.life.closing)
+	c.sentinel.close()
+	c.reader.watch.stopWatching()
 	switch {
-	case c.carried > 0 && (c.link != nil || c.dialing):
+	case c.carrier.count > 0 && (c.life.link != nil || c.life.dialing):
 		// A dial in progress carries the commands queued behind it: it
 		// goes on, within its own timeout.
 		c.ensureFinisherLocked()
-	case c.cancel != nil:
-		c.cancel()
+	case c.life.cancel != nil:
+		c.life.cancel()
 	}
 	c.mu.Unlock()
 	c.background.Wait()
 	c.mu.Lock()
-	if c.link != nil {
-		c.failLinkLocked(c.link, ErrClosed)
+	if c.life.link != nil {
+		c.failLinkLocked(c.life.link, ErrClosed)
 	}
 	c.failPendingLocked(ErrClosed)
-	unfinished := c.takeUnfinishedLocked()
+	unfinished := c.carrier.takeUnfinished()
 	c.mu.Unlock()
 	return c.report(unfinished)
 }

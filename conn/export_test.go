@@ -6,10 +6,10 @@ package conn
 func Unread(c *Conn) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.link == nil {
+	if c.life.link == nil {
 		return 0
 	}
-	return c.link.reader.Buffered() + c.link.received.received()
+	return c.life.link.reader.Buffered() + c.life.link.received.received()
 }
 
 // Pending returns the number of commands on c whose replies have not been

@@ -5,25 +5,118 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
+	"sync/atomic"
 	"time"
+
+	"github.com/lockmux/lockmux/resp"
 )
+
+// lifecycle is the life of the Conn's link: the live link, the dial that
+// makes the next one, the backoff after a dial that failed, and the
+// Conn's close. Conn.mu guards its fields, but for the atomic mirrors,
+// which callers read without it, and closing, which is set by New.
+type lifecycle struct {
+	link     *link              // the live connection, nil when there is none
+	closed   bool               // Close was called
+	closing  chan struct{}      // closed by Close: ends the background waits
+	dialing  bool               // a dial runs in the background
+	dialDone chan struct{}      // closed when the dial in progress ends
+	cancel   context.CancelFunc // cancels the dial in progress
+	lastErr  error              // why the last connection or dial failed
+	retryAt  time.Time          // no new dial before this time
+	backoff  time.Duration      // the last backoff, doubled on each failure
+	runID    string             // the server's run_id at the last handshake
+
+	connected   atomic.Bool // mirrors link != nil
+	fsyncAlways atomic.Bool // mirrors the live link's fsyncAlways (see FsyncAlways)
+}
+
+// link is one established network connection with its reply reader.
+// The writer writes netConn, and the reader reads reader, outside Conn.mu
+// in their turns; Conn.mu guards pushes and refusal.
+type link struct {
+	netConn  net.Conn
+	reader   *resp.Reader
+	protocol Protocol
+	received *receivedProbe // nil where the socket cannot be asked
+	address  string         // the server's "host:port" or path, as dialled
+	// fsyncAlways is set when the handshake, asked to (AskPersistence),
+	// found appendfsync always.
+	fsyncAlways bool
+	// pushes are the push commands whose answers are still to come, and
+	// refusal the text of the first refusal read while nobody listened.
+	pushes  pushCommands
+	refusal []byte
+}
+
+// mayDial reports whether a dial may start now: none runs, the Conn is
+// open, no link is up, and the backoff has passed.
+func (l *lifecycle) mayDial(now time.Time) bool {
+	return !l.dialing && !l.closed && l.link == nil && !now.Before(l.retryAt)
+}
+
+// backingOff reports whether no dial runs and the backoff after a failed
+// one has not passed.
+func (l *lifecycle) backingOff(now time.Time) bool {
+	return !l.dialing && now.Before(l.retryAt)
+}
+
+// retryAfter sets when the next dial may start after one that failed with
+// err. A dial that timed out waited its whole timeout already: a server
+// that is stalled, not one that refuses. The next dial may start at once,
+// so that carried commands reach it as soon as it answers. Otherwise the
+// backoff doubles, between min and max, with full jitter in [backoff/2,
+// backoff) to keep clients out of step.
+func (l *lifecycle) retryAfter(err error, backoffMin, backoffMax time.Duration) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		l.retryAt = time.Time{}
+		return
+	}
+	l.backoff = min(max(2*l.backoff, backoffMin), backoffMax)
+	half := int64(l.backoff / 2)
+	l.retryAt = time.Now().Add(time.Duration(half + rand.Int64N(half+1)))
+}
+
+// installed makes link the live one, after a handshake that reported
+// runID, and forgets the failures before it.
+func (l *lifecycle) installed(link *link, runID string) {
+	l.link = link
+	l.connected.Store(true)
+	l.fsyncAlways.Store(link.fsyncAlways)
+	l.lastErr = nil
+	l.backoff = 0
+	l.retryAt = time.Time{}
+	l.runID = runID
+}
+
+// dropped closes link and forgets it, if it is still the live one, and
+// reports whether it was.
+func (l *lifecycle) dropped(link *link) bool {
+	if l.link != link {
+		return false
+	}
+	l.link = nil
+	l.connected.Store(false)
+	link.netConn.Close()
+	return true
+}
 
 // startDialLocked starts a dial in the background unless one is running
 // or the backoff after a failed dial has not passed.
 func (c *Conn) startDialLocked() {
-	if c.dialing || c.closed || c.link != nil || time.Now().Before(c.retryAt) {
+	if !c.life.mayDial(time.Now()) {
 		return
 	}
-	if c.address.MasterName != "" && !c.watching {
-		c.watching = true
+	if c.address.MasterName != "" && c.sentinel.start() {
 		c.background.Add(1)
 		go c.watchSentinels()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.options.DialTimeout)
-	c.dialing = true
-	c.dialDone = make(chan struct{})
-	c.cancel = cancel
+	c.life.dialing = true
+	c.life.dialDone = make(chan struct{})
+	c.life.cancel = cancel
 	c.background.Add(1)
 	go c.dialInBackground(ctx)
 }
@@ -39,31 +132,21 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.cancel()
-	c.dialing = false
-	close(c.dialDone)
+	c.life.cancel()
+	c.life.dialing = false
+	close(c.life.dialDone)
 	switch {
-	case c.closed && (link == nil || c.carried == 0):
+	case c.life.closed && (link == nil || c.carrier.count == 0):
 		if link != nil {
 			link.netConn.Close()
 		}
 	case err != nil:
-		c.lastErr = err
-		if c.closed {
+		c.life.lastErr = err
+		if c.life.closed {
 			return // Close reports the carried commands that waited for it
 		}
 		c.failPendingLocked(fmt.Errorf("%w: %w", ErrNotConnected, err))
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-			// The dial waited its whole timeout already: a server that is
-			// stalled, not one that refuses. Dial again at once, so that
-			// carried commands reach it as soon as it answers.
-			c.retryAt = time.Time{}
-			return
-		}
-		c.backoff = min(max(2*c.backoff, c.options.BackoffMin), c.options.BackoffMax)
-		// Full jitter in [backoff/2, backoff) keeps clients out of step.
-		half := int64(c.backoff / 2)
-		c.retryAt = time.Now().Add(time.Duration(half + rand.Int64N(half+1)))
+		c.life.retryAfter(err, c.options.BackoffMin, c.options.BackoffMax)
 	default:
 		c.installLocked(link, runID)
 	}
@@ -74,27 +157,21 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 // connection before, then the commands sent during the dial. A caller
 // waiting for them becomes the reader.
 func (c *Conn) installLocked(link *link, runID string) {
-	c.link = link
-	c.connected.Store(true)
-	c.fsyncAlways.Store(link.fsyncAlways)
-	c.lastErr = nil
-	c.backoff = 0
-	c.retryAt = time.Time{}
-	c.runID = runID
+	c.life.installed(link, runID)
 	now := time.Now()
-	c.writeBuffer = c.writeBuffer[:0]
+	c.writer.buffer = c.writer.buffer[:0]
 	c.pending.keep(func(entry *pending) bool {
 		if !entry.wanted() {
 			return false // abandoned before it was written: never sent
 		}
 		entry.deadline = now.Add(entry.span)
-		c.writeBuffer = append(c.writeBuffer, entry.bytes()...)
+		c.writer.buffer = append(c.writer.buffer, entry.bytes()...)
 		return true
 	})
 	c.flushLocked()
 	if next := c.pending.firstWaiting(); next != nil {
 		next.signal()
-	} else if c.carried > 0 {
+	} else if c.carrier.count > 0 {
 		c.ensureFinisherLocked()
 	}
 }
@@ -104,18 +181,18 @@ func (c *Conn) installLocked(link *link, runID string) {
 // error at once.
 func (c *Conn) Connect(ctx context.Context) error {
 	c.mu.Lock()
-	for c.link == nil {
-		if c.closed {
+	for c.life.link == nil {
+		if c.life.closed {
 			c.mu.Unlock()
 			return ErrClosed
 		}
-		if !c.dialing && time.Now().Before(c.retryAt) {
-			err := c.lastErr
+		if c.life.backingOff(time.Now()) {
+			err := c.life.lastErr
 			c.mu.Unlock()
 			return err
 		}
 		c.startDialLocked()
-		done := c.dialDone
+		done := c.life.dialDone
 		c.mu.Unlock()
 		select {
 		case <-done:
@@ -123,8 +200,8 @@ func (c *Conn) Connect(ctx context.Context) error {
 			return fmt.Errorf("conn: %s: %w", c.name, ctx.Err())
 		}
 		c.mu.Lock()
-		if c.link == nil && c.lastErr != nil && !c.dialing {
-			err := c.lastErr
+		if c.life.link == nil && c.life.lastErr != nil && !c.life.dialing {
+			err := c.life.lastErr
 			c.mu.Unlock()
 			return err
 		}
@@ -135,8 +212,8 @@ func (c *Conn) Connect(ctx context.Context) error {
 
 // notConnectedLocked describes why a call cannot be sent now.
 func (c *Conn) notConnectedLocked() error {
-	if c.lastErr != nil {
-		return fmt.Errorf("%w: %w", ErrNotConnected, c.lastErr)
+	if c.life.lastErr != nil {
+		return fmt.Errorf("%w: %w", ErrNotConnected, c.life.lastErr)
 	}
 	return fmt.Errorf("conn: %s: %w", c.name, ErrNotConnected)
 }
@@ -145,16 +222,13 @@ func (c *Conn) notConnectedLocked() error {
 // call in flight on it with err. Carried commands stay, to be sent again on
 // the next connection (see Call.Carry).
 func (c *Conn) failLinkLocked(link *link, err error) {
-	if c.link != link {
+	if !c.life.dropped(link) {
 		return
 	}
-	c.link = nil
-	c.connected.Store(false)
-	link.netConn.Close()
 	if err != ErrClosed {
 		err = nodeError(c.name, err)
 	}
-	c.lastErr = err
+	c.life.lastErr = err
 	c.failPendingLocked(err)
 }
 
@@ -165,12 +239,12 @@ func (c *Conn) failLinkLocked(link *link, err error) {
 func (c *Conn) failPendingLocked(err error) {
 	now := time.Now()
 	c.pending.keep(func(entry *pending) bool {
-		keep := entry.carry && !c.closed && now.Before(entry.until)
+		keep := entry.carry && !c.life.closed && now.Before(entry.until)
 		if keep && entry.call != nil {
 			entry.command = append(entry.command[:0], entry.call.Command...)
 		}
 		if entry.carry && !keep {
-			c.giveUpLocked(entry, err)
+			c.carrier.giveUp(entry, err)
 		}
 		if call := entry.call; call != nil {
 			entry.call = nil
@@ -185,9 +259,9 @@ func (c *Conn) failPendingLocked(err error) {
 		entry.deadline = time.Time{}
 		return keep
 	})
-	c.writeBuffer = c.writeBuffer[:0]
-	c.readDeadline, c.writeDeadline = time.Time{}, time.Time{}
-	if c.carried > 0 || len(c.unfinished) > 0 {
+	c.writer.reset()
+	c.reader.deadline = time.Time{}
+	if c.carrier.count > 0 || len(c.carrier.unfinished) > 0 {
 		c.ensureFinisherLocked()
 	}
 }

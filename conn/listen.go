@@ -17,12 +17,12 @@ import (
 func (c *Conn) SendPush(command []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || c.link == nil || c.link.protocol != ProtocolRESP3 {
+	if c.life.closed || c.life.link == nil || c.life.link.protocol != ProtocolRESP3 {
 		return false
 	}
-	c.link.pushes.written(command, c.pending.len())
-	c.writeBuffer = append(c.writeBuffer, command...)
-	if !c.flushing {
+	c.life.link.pushes.written(command, c.pending.len())
+	c.writer.buffer = append(c.writer.buffer, command...)
+	if !c.writer.flushing {
 		c.flushLocked()
 	}
 	return true
@@ -40,11 +40,11 @@ func (c *Conn) SendPush(command []byte) bool {
 func (c *Conn) Listen(ctx context.Context, refused func(resp.Value)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for c.reading && !c.closed && c.link != nil {
-		if c.listenerTurn == nil {
-			c.listenerTurn = make(chan struct{})
+	for c.reader.reading && !c.life.closed && c.life.link != nil {
+		if c.reader.listenerTurn == nil {
+			c.reader.listenerTurn = make(chan struct{})
 		}
-		turn := c.listenerTurn
+		turn := c.reader.listenerTurn
 		c.mu.Unlock()
 		select {
 		case <-turn:
@@ -56,21 +56,21 @@ func (c *Conn) Listen(ctx context.Context, refused func(resp.Value)) error {
 		}
 	}
 	switch {
-	case c.closed:
+	case c.life.closed:
 		return ErrClosed
-	case c.link == nil:
+	case c.life.link == nil:
 		return c.notConnectedLocked()
 	}
 	done := ctx.Done()
 	stop := context.AfterFunc(ctx, func() { c.interruptReader(done) })
 	defer stop()
-	c.refused, c.readerDone = refused, done
-	if text := c.link.refusal; text != nil && refused != nil {
-		c.link.refusal = nil
+	c.reader.refused, c.reader.done = refused, done
+	if text := c.life.link.refusal; text != nil && refused != nil {
+		c.life.link.refusal = nil
 		refused(resp.Value{Type: resp.TypeError, Str: text}) // it must not call back into the Conn
 	}
 	err := c.readLocked(readerListener, nil)
-	c.refused, c.readerDone = nil, nil
+	c.reader.refused, c.reader.done = nil, nil
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

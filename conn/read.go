@@ -3,11 +3,48 @@ package conn
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
 	"github.com/lockmux/lockmux/resp"
 )
+
+// reader is the Conn's reading turn: whether a caller reads, whose
+// context may interrupt it, Listen's handler, and the Listen that waits
+// for the turn. Conn.mu guards it, with the queue: the reader takes each
+// reply for the oldest entry, and hands its turn to the oldest caller
+// that waits (see handOffReadingLocked).
+type reader struct {
+	reading  bool      // a caller is reading
+	deadline time.Time // the read deadline set on the socket
+	// done is the Done channel of the reader's context, if any: once it
+	// is closed, a timeout is not the server's.
+	done  <-chan struct{}
+	watch doneWatch // the registration that interrupts the reader
+	// refused is Listen's handler of refused push commands, while it
+	// listens, and listenerTurn is closed when a reader's turn ends, while
+	// a Listen waits for it.
+	refused      func(resp.Value)
+	listenerTurn chan struct{}
+}
+
+// setDeadline sets the socket's read deadline, unless it is set already.
+func (r *reader) setDeadline(netConn net.Conn, deadline time.Time) {
+	if !deadline.Equal(r.deadline) {
+		r.deadline = deadline
+		netConn.SetReadDeadline(deadline)
+	}
+}
+
+// endTurn ends a reader's turn, and lets a Listen that waits for it go.
+func (r *reader) endTurn() {
+	r.reading = false
+	if r.listenerTurn != nil {
+		close(r.listenerTurn)
+		r.listenerTurn = nil
+	}
+}
 
 // readerRole says whom a reader reads for, and so when it stops.
 type readerRole uint8
@@ -31,11 +68,11 @@ var errInterrupted = errors.New("conn: reading interrupted")
 // the reading to a caller that is waiting. It returns the error that ended
 // it: errInterrupted when the reader's context ended.
 func (c *Conn) readLocked(role readerRole, own *Call) error {
-	c.reading = true
+	c.reader.reading = true
 	defer c.handOffReadingLocked()
-	link := c.link
+	link := c.life.link
 	for link != nil {
-		if isDone(c.readerDone) {
+		if isDone(c.reader.done) {
 			// The reader's context ended while a frame was being handled,
 			// or before its interruption could find it reading.
 			return errInterrupted
@@ -61,19 +98,16 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 		if role == readerListener && earliest.IsZero() {
 			deadline = time.Time{}
 		}
-		if !deadline.Equal(c.readDeadline) {
-			c.readDeadline = deadline
-			link.netConn.SetReadDeadline(deadline)
-		}
+		c.reader.setDeadline(link.netConn, deadline)
 		c.mu.Unlock()
 		value, err := link.reader.ReadReply()
 		c.mu.Lock()
-		if link != c.link {
+		if link != c.life.link {
 			return ErrNotConnected // the link failed meanwhile and its calls were failed
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				if isDone(c.readerDone) {
+				if isDone(c.reader.done) {
 					// Interrupted (see interruptReader): the bytes read so
 					// far stay buffered for the next reader.
 					return errInterrupted
@@ -161,22 +195,19 @@ func (c *Conn) readArrivedLocked(link *link, unsent, until *Call) {
 	if !arrived() {
 		return
 	}
-	c.flushing, c.reading = true, true // nothing is written while it reads
-	defer func() { c.flushing = false; c.handOffReadingLocked() }()
-	for c.link == link && (until == nil || until.state == callQueued) && arrived() {
+	c.writer.flushing, c.reader.reading = true, true // nothing is written while it reads
+	defer func() { c.writer.flushing = false; c.handOffReadingLocked() }()
+	for c.life.link == link && (until == nil || until.state == callQueued) && arrived() {
 		// A frame whose first bytes are here may still be arriving (a long
 		// reply comes in several segments): wait for the rest as any
 		// reader would, until the pending calls are due.
 		now := time.Now()
-		if deadline := socketDeadline(c.dueLocked(now), now); !deadline.Equal(c.readDeadline) {
-			c.readDeadline = deadline
-			link.netConn.SetReadDeadline(deadline)
-		}
+		c.reader.setDeadline(link.netConn, socketDeadline(c.dueLocked(now), now))
 		c.mu.Unlock()
 		value, err := link.reader.ReadReply()
 		c.mu.Lock()
 		switch {
-		case link != c.link:
+		case link != c.life.link:
 			return
 		case err != nil:
 			c.failLinkLocked(link, err)
@@ -213,10 +244,10 @@ func (c *Conn) Collect(call *Call) bool {
 	switch {
 	case call.state != callQueued:
 		return true
-	case c.reading || c.flushing || c.link == nil || len(c.writeBuffer) > 0:
+	case c.reader.reading || c.writer.flushing || c.life.link == nil || len(c.writer.buffer) > 0:
 		return false
 	}
-	c.readArrivedLocked(c.link, nil, call)
+	c.readArrivedLocked(c.life.link, nil, call)
 	return call.state != callQueued
 }
 
@@ -224,11 +255,7 @@ func (c *Conn) Collect(call *Call) bool {
 // for its reply, which becomes the next reader. Carried commands left
 // pending are the finisher's, when they are due (see finish).
 func (c *Conn) handOffReadingLocked() {
-	c.reading = false
-	if c.listenerTurn != nil {
-		close(c.listenerTurn)
-		c.listenerTurn = nil
-	}
+	c.reader.endTurn()
 	if next := c.pending.firstWaiting(); next != nil {
 		next.signal()
 	}

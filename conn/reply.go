@@ -43,7 +43,7 @@ func (c *Conn) takeRefusalLocked(link *link, value resp.Value) error {
 	if link.pushes.answersNext() {
 		link.pushes.drop()
 	}
-	if refused := c.refused; refused != nil {
+	if refused := c.reader.refused; refused != nil {
 		c.mu.Unlock()
 		refused(value)
 		c.mu.Lock()
@@ -65,7 +65,7 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 	}
 	link.pushes.replyTaken()
 	if entry.carry {
-		c.carriedDoneLocked()
+		c.carrier.answered()
 	}
 	if entry.call != nil {
 		c.deliverLocked(entry, value)
@@ -96,21 +96,21 @@ func (c *Conn) deliverLocked(entry pending, value resp.Value) {
 			call.retried = true
 			entry.deadline = time.Now().Add(entry.span)
 			c.pending.push(entry)
-			c.writeBuffer = call.appendEval(c.writeBuffer)
+			c.writer.buffer = call.appendEval(c.writer.buffer)
 			if onlyFollowUp {
 				// The follow-up read the server before the replay: its
 				// reply is dropped, and it is sent again behind the replay.
 				followEntry := *c.pending.detach(call.follow)
 				followEntry.call, followEntry.deadline = call.follow, entry.deadline
 				c.pending.push(followEntry)
-				c.writeBuffer = append(c.writeBuffer, call.follow.Command...)
+				c.writer.buffer = append(c.writer.buffer, call.follow.Command...)
 			}
-			if !c.flushing {
+			if !c.writer.flushing {
 				c.flushLocked()
 			}
 			return
 		}
-		c.writeBuffer = resp.AppendCommand(c.writeBuffer, "SCRIPT", "LOAD", call.script.Source)
+		c.writer.buffer = resp.AppendCommand(c.writer.buffer, "SCRIPT", "LOAD", call.script.Source)
 		c.pending.push(pending{deadline: time.Now().Add(entry.span)})
 	}
 	call.setReply(value)

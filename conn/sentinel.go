@@ -7,6 +7,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/resp"
@@ -20,6 +22,62 @@ import (
 // dials the new one. A server that answers READONLY was demoted: its
 // connection is closed too.
 
+// sentinelWatch is what the Conn keeps of the sentinels: the one that
+// answered last, and the watcher of their announcements (see
+// watchSentinels), whose connection Close closes. Its lock is its own:
+// the watcher takes it, not Conn.mu, to register its connection. Close
+// and the first dial take it while they hold Conn.mu, never the other way.
+type sentinelWatch struct {
+	next atomic.Uint32 // the index of the sentinel that answered last
+
+	mu      sync.Mutex // guards the fields below
+	started bool       // the watcher was started
+	closed  bool       // the Conn was closed: no connection may be registered
+	conn    net.Conn   // the watcher's connection to a sentinel, if any
+}
+
+// start reports whether the watcher is to be started now: on the first
+// call only.
+func (w *sentinelWatch) start() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return false
+	}
+	w.started = true
+	return true
+}
+
+// register makes netConn the watcher's connection, for Close to close,
+// and reports false, registering nothing, once the Conn is closed.
+func (w *sentinelWatch) register(netConn net.Conn) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.conn = netConn
+	return true
+}
+
+// unregister forgets the watcher's connection.
+func (w *sentinelWatch) unregister() {
+	w.mu.Lock()
+	w.conn = nil
+	w.mu.Unlock()
+}
+
+// close closes the watcher's connection, if any, and keeps any other
+// from being registered.
+func (w *sentinelWatch) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.conn != nil {
+		w.conn.Close()
+	}
+}
+
 // ServedBySentinel reports whether the Conn's server is a master that
 // Redis Sentinel serves (an address of the redis-sentinel:// schemes).
 func (c *Conn) ServedBySentinel() bool { return c.address.MasterName != "" }
@@ -28,13 +86,13 @@ func (c *Conn) ServedBySentinel() bool { return c.address.MasterName != "" }
 // answered last, where the master is, and returns its "host:port".
 func (c *Conn) resolveMaster(ctx context.Context) (string, error) {
 	sentinels := c.address.Sentinels
-	first := int(c.sentinelNext.Load())
+	first := int(c.sentinel.next.Load())
 	var errs []error
 	for i := range sentinels {
 		at := (first + i) % len(sentinels)
 		master, err := c.askSentinel(ctx, sentinels[at])
 		if err == nil {
-			c.sentinelNext.Store(uint32(at))
+			c.sentinel.next.Store(uint32(at))
 			return master, nil
 		}
 		errs = append(errs, fmt.Errorf("sentinel %s: %w", sentinels[at], err))
@@ -147,14 +205,14 @@ func (c *Conn) watchSentinels() {
 	for i := 0; ; i++ {
 		sentinels := c.address.Sentinels
 		started := time.Now()
-		err := c.followSentinel(sentinels[(int(c.sentinelNext.Load())+i)%len(sentinels)])
+		err := c.followSentinel(sentinels[(int(c.sentinel.next.Load())+i)%len(sentinels)])
 		if errors.Is(err, ErrClosed) {
 			return
 		}
 		backoff = NextBackoff(backoff, time.Since(started), c.options.BackoffMin, c.options.BackoffMax)
 		timer := time.NewTimer(backoff)
 		select {
-		case <-c.closing:
+		case <-c.life.closing:
 			timer.Stop()
 			return
 		case <-timer.C:
@@ -173,18 +231,12 @@ func (c *Conn) followSentinel(sentinel string) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.sentinel.register(netConn) {
 		netConn.Close()
 		return ErrClosed
 	}
-	c.sentinelConn = netConn
-	c.mu.Unlock()
 	defer func() {
-		c.mu.Lock()
-		c.sentinelConn = nil
-		c.mu.Unlock()
+		c.sentinel.unregister()
 		netConn.Close()
 	}()
 	if _, err := netConn.Write(resp.AppendCommand(nil, "SUBSCRIBE", "+switch-master")); err != nil {
@@ -211,7 +263,7 @@ func (c *Conn) followSentinel(sentinel string) error {
 // closedOr returns ErrClosed once the Conn is closed, err otherwise.
 func (c *Conn) closedOr(err error) error {
 	select {
-	case <-c.closing:
+	case <-c.life.closing:
 		return ErrClosed
 	default:
 		return err
@@ -237,8 +289,8 @@ func switchMaster(message resp.Value) (name, master string, ok bool) {
 func (c *Conn) masterMoved(master string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.link != nil && c.link.address != master {
-		c.failLinkLocked(c.link, fmt.Errorf("%w: the sentinels moved %q to %s", ErrNotMaster, c.address.MasterName, master))
+	if c.life.link != nil && c.life.link.address != master {
+		c.failLinkLocked(c.life.link, fmt.Errorf("%w: the sentinels moved %q to %s", ErrNotMaster, c.address.MasterName, master))
 	}
 }
 

@@ -20,15 +20,15 @@ func (c *Conn) Wait(ctx context.Context, call *Call) {
 			c.abandonLocked(call, ctx.Err())
 			break
 		}
-		if c.link == nil {
+		if c.life.link == nil {
 			c.waitForDialLocked(ctx, call)
 			continue
 		}
-		if len(c.writeBuffer) > 0 && !c.flushing {
+		if len(c.writer.buffer) > 0 && !c.writer.flushing {
 			c.flushLocked()
 			continue
 		}
-		if !c.reading {
+		if !c.reader.reading {
 			c.readForLocked(ctx, call)
 			continue
 		}
@@ -49,49 +49,14 @@ func (c *Conn) Wait(ctx context.Context, call *Call) {
 //
 // A reader blocked in a system call is woken, when its context ends, by a
 // read deadline in the past (see interruptReader), set by a function
-// registered with context.AfterFunc.
-// A registration allocates, so the Conn keeps the one of a context that
-// read after read reuses, as a service's long-lived context: its reads
-// allocate nothing, whatever reads without a Done channel come between
-// (a release under context.Background). The registration of any other
-// context is undone when the read ends: a context made for one call ends
-// soon after it, and its registration would then start a goroutine that
-// locks the Conn to interrupt a reader long gone.
+// registered with context.AfterFunc (see doneWatch).
 func (c *Conn) readForLocked(ctx context.Context, call *Call) {
 	done := ctx.Done()
-	if done != nil && done != c.watchedDone {
-		if c.stopWatching != nil {
-			c.stopWatching()
-		}
-		c.watchedDone = done
-		c.stopWatching = context.AfterFunc(ctx, func() { c.interruptReader(done) })
-	}
-	c.readerDone = done
+	c.reader.watch.watch(ctx, done, c)
+	c.reader.done = done
 	c.readLocked(readerCaller, call)
-	c.readerDone = nil
-	if done == nil {
-		return
-	}
-	if done != c.earlierDone && c.watchedDone == done && c.stopWatching != nil {
-		c.stopWatching()
-		c.watchedDone, c.stopWatching = nil, nil
-	}
-	c.earlierDone = done
-}
-
-// interruptReader wakes the reader whose context's Done channel is done,
-// by a read deadline in the past: the reader tells that timeout from the
-// server's by its closed Done channel.
-func (c *Conn) interruptReader(done <-chan struct{}) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.watchedDone == done {
-		c.watchedDone, c.stopWatching = nil, nil // it has run: a later use registers again
-	}
-	if c.reading && c.readerDone == done && c.link != nil {
-		c.readDeadline = time.Unix(1, 0)
-		c.link.netConn.SetReadDeadline(c.readDeadline)
-	}
+	c.reader.done = nil
+	c.reader.watch.readEnded(done)
 }
 
 // waitForDialLocked waits, up to the call's deadline or until ctx ends, for
@@ -110,7 +75,7 @@ func (c *Conn) waitForDialLocked(ctx context.Context, call *Call) {
 	timer.Stop()
 	c.mu.Lock()
 	c.pending.setWaiting(call, false)
-	if call.state == callQueued && c.link == nil && !time.Now().Before(call.deadline) {
+	if call.state == callQueued && c.life.link == nil && !time.Now().Before(call.deadline) {
 		c.failPendingLocked(fmt.Errorf("%w: not connected again before the deadline", ErrNotConnected))
 	}
 }
@@ -139,7 +104,7 @@ func (c *Conn) abandonLocked(call *Call, err error) {
 		}
 		if entry.carry {
 			entry.command = append(entry.command[:0], call.Command...)
-			if !c.finishing || c.finisherDue.IsZero() || entry.deadline.Before(c.finisherDue) {
+			if !c.carrier.finishing || c.carrier.due.IsZero() || entry.deadline.Before(c.carrier.due) {
 				c.ensureFinisherLocked()
 			}
 		}

@@ -2,11 +2,56 @@ package conn
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"time"
 
 	"github.com/lockmux/lockmux/resp"
 )
+
+// writer is the Conn's writing: the commands not yet written, and whether
+// a caller is writing them. Conn.mu guards it, with the queue: a command's
+// bytes join the buffer as its entry joins the queue, so that the order
+// of the replies is the order of the entries.
+type writer struct {
+	buffer   []byte    // commands not yet written
+	spare    []byte    // the other buffer, swapped in while one is written
+	flushing bool      // a caller is writing
+	deadline time.Time // the write deadline set on the socket
+}
+
+// take returns the buffered commands to write, and swaps in the spare
+// buffer for the commands that come meanwhile.
+func (w *writer) take() []byte {
+	buffer := w.buffer
+	w.buffer = w.spare[:0]
+	return buffer
+}
+
+// written takes back a buffer that take returned, once written.
+func (w *writer) written(buffer []byte) {
+	w.spare = buffer[:0]
+}
+
+// setDeadline sets the socket's write deadline for commands due by due,
+// unless the one set already will do. A write blocks only when the
+// socket's buffer is full: a deadline a little earlier than needed does
+// no harm, so the one set for earlier calls stays while it is due no later
+// than the calls and not before readGrace from now. That saves moving a
+// timer on every write.
+func (w *writer) setDeadline(netConn net.Conn, due, now time.Time) {
+	deadline := socketDeadline(due, now)
+	if w.deadline.After(deadline) || w.deadline.Before(now.Add(readGrace)) {
+		w.deadline = deadline
+		netConn.SetWriteDeadline(deadline)
+	}
+}
+
+// reset drops the commands not yet written, with the link they were for.
+func (w *writer) reset() {
+	w.buffer = w.buffer[:0]
+	w.deadline = time.Time{}
+}
 
 // Send queues the call's command and returns without waiting for the
 // reply; the call must then be given to Wait or Abandon. The deadline,
@@ -40,12 +85,12 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	}
 	call.sentAt = now
 	call.deadline = deadline
-	if c.link == nil && !c.closed && !c.options.NoDialOnSend {
+	if c.life.link == nil && !c.life.closed && !c.options.NoDialOnSend {
 		c.startDialLocked()
 	}
-	if c.closed || (c.link == nil && !c.dialing) {
+	if c.life.closed || (c.life.link == nil && !c.life.dialing) {
 		err := ErrClosed
-		if !c.closed {
+		if !c.life.closed {
 			err = c.notConnectedLocked()
 			if call.Carry {
 				c.carryLocked(pending{span: deadline.Sub(now), carry: true, until: call.CarryUntil, label: call.Label, command: call.Command})
@@ -57,19 +102,19 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		c.mu.Unlock()
 		return false
 	}
-	if c.pending.len() >= maxPending && c.link != nil {
+	if c.pending.len() >= maxPending && c.life.link != nil {
 		// A server that stopped answering while every caller gave up
 		// waiting: the queue must not grow without bound.
-		c.failLinkLocked(c.link, fmt.Errorf("%w: %d commands unanswered", os.ErrDeadlineExceeded, c.pending.len()))
+		c.failLinkLocked(c.life.link, fmt.Errorf("%w: %d commands unanswered", os.ErrDeadlineExceeded, c.pending.len()))
 		c.mu.Unlock()
 		return c.Send(call, deadline)
 	}
 	call.state = callQueued
 	entry := pending{call: call, span: deadline.Sub(now), carry: call.Carry, until: call.CarryUntil, label: call.Label, deliver: call.Deliver}
 	if call.Carry {
-		c.carried++
+		c.carrier.count++
 	}
-	if c.link == nil {
+	if c.life.link == nil {
 		// A dial is under way: the command is written when it completes
 		// (see installLocked), if that is before the deadline (see Wait).
 		c.pending.push(entry)
@@ -79,19 +124,19 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	entry.deadline = deadline
 	earliest := c.pending.earliestDeadline()
 	c.pending.push(entry)
-	c.writeBuffer = append(c.writeBuffer, call.Command...)
+	c.writer.buffer = append(c.writer.buffer, call.Command...)
 	if earliest.IsZero() || deadline.Before(earliest) {
-		if c.reading {
+		if c.reader.reading {
 			// The reader is blocked right now: Go lets the deadline of a
 			// pending Read be moved from another goroutine.
-			c.readDeadline = socketDeadline(deadline, now)
-			c.link.netConn.SetReadDeadline(c.readDeadline)
+			c.reader.deadline = socketDeadline(deadline, now)
+			c.life.link.netConn.SetReadDeadline(c.reader.deadline)
 		}
 	}
-	if !c.reading && !c.flushing && !c.pending.ownedBefore() {
-		c.readArrivedLocked(c.link, call, nil)
+	if !c.reader.reading && !c.writer.flushing && !c.pending.ownedBefore() {
+		c.readArrivedLocked(c.life.link, call, nil)
 	}
-	buffered = c.flushing || c.pending.len() > 1 || call.followed
+	buffered = c.writer.flushing || c.pending.len() > 1 || call.followed
 	if !buffered {
 		c.flushLocked()
 	}
@@ -118,7 +163,7 @@ const maxPending = 1 << 16
 // caller is writing them already.
 func (c *Conn) Flush() {
 	c.mu.Lock()
-	if !c.flushing {
+	if !c.writer.flushing {
 		c.flushLocked()
 	}
 	c.mu.Unlock()
@@ -127,29 +172,19 @@ func (c *Conn) Flush() {
 // flushLocked writes the buffered commands until none is left. Commands
 // that other callers append while it writes go out with the next write.
 func (c *Conn) flushLocked() {
-	c.flushing = true
-	for len(c.writeBuffer) > 0 && c.link != nil {
-		link := c.link
-		buffer := c.writeBuffer
-		c.writeBuffer = c.spareBuffer[:0]
-		// A write blocks only when the socket's buffer is full: a deadline
-		// a little earlier than needed does no harm, so the one set for
-		// earlier calls stays while it is due no later than the calls and
-		// not before readGrace from now. That saves moving a timer on
-		// every write.
+	c.writer.flushing = true
+	for len(c.writer.buffer) > 0 && c.life.link != nil {
+		link := c.life.link
+		buffer := c.writer.take()
 		now := time.Now()
-		deadline := socketDeadline(c.dueLocked(now), now)
-		if c.writeDeadline.After(deadline) || c.writeDeadline.Before(now.Add(readGrace)) {
-			c.writeDeadline = deadline
-			link.netConn.SetWriteDeadline(deadline)
-		}
+		c.writer.setDeadline(link.netConn, c.dueLocked(now), now)
 		c.mu.Unlock()
 		_, err := link.netConn.Write(buffer)
 		c.mu.Lock()
-		c.spareBuffer = buffer[:0]
+		c.writer.written(buffer)
 		if err != nil {
 			c.failLinkLocked(link, err)
 		}
 	}
-	c.flushing = false
+	c.writer.flushing = false
 }
