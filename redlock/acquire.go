@@ -15,12 +15,10 @@ import (
 func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 	c := m.client
 	tally := &m.acquisition.round.tally
-	reconnected, subscribed := false, false
+	reconnected := false
 	inLine, acquired := false, false // a fair Mutex's place in line
 	defer func() {
-		if subscribed {
-			c.notifier.unregister(m, false)
-		}
+		m.stopWaiting(false)
 		switch {
 		case inLine && !acquired:
 			m.leaveLine(&m.wait.line) // the turn is still this goroutine's
@@ -31,20 +29,12 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		}
 	}()
 	for attempt := 1; ; attempt++ {
-		var answered int32
-		if subscribed {
-			answered = m.startAttempt()
-		} else {
-			m.wait.unheardBefore = c.notifier.unheard.Load()
-		}
+		m.beforeAttempt()
 		elapsed, generation, err := m.attempt(ctx, attempt)
 		var failure error // the attempt's error once it failed, unless made from its tally (failed)
 		switch {
 		case err == nil:
-			if subscribed {
-				c.notifier.unregister(m, true)
-				subscribed = false
-			}
+			m.stopWaiting(true)
 			if m.validAtReturn(generation) {
 				acquired = true
 				return nil // nothing runs between the check and the return
@@ -57,9 +47,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		case err != errAttemptFailed:
 			return err
 		default:
-			if subscribed {
-				m.wait.releaseWakes.Add(-answered)
-			}
+			m.afterFailedAttempt()
 			m.wait.failed.copyFrom(tally)
 			m.wait.failedElapsed = elapsed
 			if tally.unreachable() {
@@ -101,33 +89,12 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 				return fmt.Errorf("redlock: lock %q: waiting in line: %w", m.key, lineErr)
 			}
 		}
-		mode := waitDeaf
-		m.wait.split = got > 0
-		if err != nil && refused > 0 {
-			// Somebody holds the lock: listen for its release. A new
-			// subscription wakes the waiter once a quorum of nodes
-			// confirmed it, so that a release between the failed attempt
-			// and the subscription is not missed.
-			if !subscribed {
-				m.startAttempt() // forget the wake-ups that came after an earlier Lock's last attempt
-				subscribed = c.notifier.register(m)
-			}
-			switch {
-			case !subscribed:
-			case got > 0 && m.kind != kindRead:
-				// A split vote: competing clients each won some nodes, or
-				// the attempt met a release that reached some nodes before
-				// it and the others after it. Back off at random, so that
-				// competitors fall out of step, unless the release is
-				// announced meanwhile. Readers of a read/write lock compete
-				// with nobody: their split vote is a writer's key on some
-				// nodes, whose release they wait for.
-				mode = waitBackoff
-			default:
-				mode = waitRelease
-			}
-		}
-		if err := m.sleep(ctx, m.retryDelay(attempt), mode, refusedFor); err != nil {
+		// Somebody holds the lock: listen for its release. A split vote
+		// backs off at random, so that competitors fall out of step. A
+		// reader competes with nobody: it waits for the writer's release.
+		held := err != nil && refused > 0
+		backoff := held && got > 0 && m.kind != kindRead
+		if err := m.waitToRetry(ctx, attempt, held, got > 0, backoff, refusedFor); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, m.failure(failure))
 		}
 	}

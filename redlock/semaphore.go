@@ -211,40 +211,18 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 	}
 	defer w.giveTurn()
 	w.wait.unheardBefore = unheardBefore
-	c := w.client
-	subscribed, acquired := false, false
-	defer func() {
-		if subscribed {
-			c.notifier.unregister(w, acquired)
-		}
-	}()
+	acquired := false
+	defer func() { w.stopWaiting(acquired) }()
 	for attempt := 1; ; attempt++ {
 		if w.options.MaxTries > 0 && attempt >= w.options.MaxTries {
 			return s.keptError(err, kept)
 		}
-		if full && !subscribed {
-			w.startAttempt() // forget the wake-ups that came before
-			subscribed = c.notifier.register(w)
-		}
-		mode := waitDeaf
-		w.wait.split = !full
-		switch {
-		case full && subscribed:
-			mode = waitRelease
-		case subscribed:
-			// Not full, yet not won: competitors, or a release that
-			// reached some nodes before the attempt and the others after.
-			mode = waitBackoff
-		}
-		if sleepErr := w.sleep(ctx, w.retryDelay(attempt), mode, 0); sleepErr != nil {
+		// Not full, yet not won: competitors, or a release that reached
+		// some nodes before the attempt and the others after.
+		if sleepErr := w.waitToRetry(ctx, attempt, full, !full, !full, 0); sleepErr != nil {
 			return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, s.keptError(err, kept))
 		}
-		var answered int32
-		if subscribed {
-			answered = w.startAttempt()
-		} else {
-			w.wait.unheardBefore = c.notifier.unheard.Load()
-		}
+		w.beforeAttempt()
 		full, err = s.tryAcquireAll(ctx, permits, kept)
 		if err == nil {
 			acquired = true
@@ -253,9 +231,7 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 		if !errors.Is(err, ErrNotAcquired) {
 			return err
 		}
-		if subscribed {
-			w.wait.releaseWakes.Add(-answered)
-		}
+		w.afterFailedAttempt()
 	}
 }
 

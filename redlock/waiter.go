@@ -75,6 +75,11 @@ type waitState struct {
 
 	// line is a fair Mutex's place in line while its Lock waits.
 	line fairLine
+
+	// subscribed is set while a Lock or an Acquire is registered with the
+	// notifier; answered counts the release wake-ups its attempt answers.
+	subscribed bool
+	answered   int32
 }
 
 // wake ends the wait of a Lock for the given cause, now or, if it is not
@@ -98,6 +103,58 @@ func (m *Mutex) startAttempt() int32 {
 	default:
 	}
 	return w.releaseWakes.Load()
+}
+
+// beforeAttempt readies the wait of a Lock or an Acquire for an attempt:
+// the attempt answers the wake-ups that came before it.
+func (m *Mutex) beforeAttempt() {
+	w := &m.wait
+	if w.subscribed {
+		w.answered = m.startAttempt()
+	} else {
+		w.unheardBefore = m.client.notifier.unheard.Load()
+	}
+}
+
+// afterFailedAttempt takes the release wake-ups the failed attempt
+// answered: they are not passed on.
+func (m *Mutex) afterFailedAttempt() {
+	if m.wait.subscribed {
+		m.wait.releaseWakes.Add(-m.wait.answered)
+	}
+}
+
+// waitToRetry waits after the failed attempt number of a Lock or an
+// Acquire. held says that somebody holds what it asked: it listens for
+// the release. split says that it won a part, and backoff that it backs
+// off at random unless a release comes. refusedFor bounds a wait for a
+// release, when not 0.
+func (m *Mutex) waitToRetry(ctx context.Context, number int, held, split, backoff bool, refusedFor time.Duration) error {
+	w := &m.wait
+	if held && !w.subscribed {
+		m.startAttempt() // forget the wake-ups that came after an earlier wait's last attempt
+		w.subscribed = m.client.notifier.register(m)
+	}
+	mode := waitDeaf
+	if w.subscribed {
+		switch {
+		case backoff:
+			mode = waitBackoff
+		case held:
+			mode = waitRelease
+		}
+	}
+	w.split = split
+	return m.sleep(ctx, m.retryDelay(number), mode, refusedFor)
+}
+
+// stopWaiting unregisters a Lock or an Acquire from the notifier, if it
+// registered, as it returns or wins.
+func (m *Mutex) stopWaiting(acquired bool) {
+	if m.wait.subscribed {
+		m.client.notifier.unregister(m, acquired)
+		m.wait.subscribed = false
+	}
 }
 
 // releasedChannels returns the channels on which the releases of the
