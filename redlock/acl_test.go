@@ -294,7 +294,7 @@ func (e aclExperiment) waits(ctx context.Context, client *Client) (first, second
 	// The first wait's subscription is dropped when it ends, rather than
 	// kept for the next waiter: the second wait subscribes again, and the
 	// first's end unsubscribes (+unsubscribe).
-	waiters.notifier.idleLimit = 0
+	waiters.notifier.IdleLimit = 0
 	firstWaiter := waiters.NewMutex("orders:8", MutexOptions{TTL: 10 * time.Second})
 	if first = e.handOver(ctx, holder, firstWaiter, observer); first != nil {
 		return first, fmt.Errorf("not run: %w", first)

@@ -18,23 +18,23 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 	reconnected := false
 	inLine, acquired := false, false // a fair Mutex's place in line
 	defer func() {
-		m.stopWaiting(false)
+		m.wait.StopWaiting(false)
 		switch {
 		case inLine && !acquired:
 			m.leaveLine(&m.wait.line) // the turn is still this goroutine's
 		case inLine:
 			// The nodes that granted took the waiter out of line; the others
 			// let its heartbeat lapse.
-			c.notifier.leaveLine(m)
+			c.notifier.LeaveLine(&m.wait.Waiter)
 		}
 	}()
 	for attempt := 1; ; attempt++ {
-		m.beforeAttempt()
+		m.wait.BeforeAttempt()
 		elapsed, generation, err := m.attempt(ctx, attempt)
 		var failure error // the attempt's error once it failed, unless made from its tally (failed)
 		switch {
 		case err == nil:
-			m.stopWaiting(true)
+			m.wait.StopWaiting(true)
 			if m.validAtReturn(generation) {
 				acquired = true
 				return nil // nothing runs between the check and the return
@@ -47,7 +47,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		case err != errAttemptFailed:
 			return err
 		default:
-			m.afterFailedAttempt()
+			m.wait.AfterFailedAttempt()
 			m.wait.failed.copyFrom(tally)
 			m.wait.failedElapsed = elapsed
 			if tally.unreachable() {
@@ -94,7 +94,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		// reader competes with nobody: it waits for the writer's release.
 		held := err != nil && refused > 0
 		backoff := held && got > 0 && m.kind != kindRead
-		if err := m.waitToRetry(ctx, attempt, held, got > 0, backoff, refusedFor); err != nil {
+		if err := m.wait.WaitToRetry(ctx, m.retryDelay(attempt), held, got > 0, backoff, refusedFor); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, m.failure(failure))
 		}
 	}

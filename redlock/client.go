@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/connection"
+	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
 // allScripts are loaded by every connection when it connects: every
@@ -44,7 +45,7 @@ type Client struct {
 	stats         statsRecorder
 	closed        atomic.Bool
 	closing       chan struct{} // closed by Close: it ends every wait of a Lock
-	notifier      notifier
+	notifier      waiting.Notifier
 	renewer       renewer
 	ends          holdEnds
 	watcher       watcher
@@ -88,8 +89,6 @@ func New(addresses []string, options Options) (*Client, error) {
 	}
 	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
 		dialAddresses: append([]string(nil), addresses...), closing: make(chan struct{})}
-	c.notifier.client = c
-	c.notifier.idleLimit = idleChannelsKept
 	c.renewer.client = c
 	c.ends.client = c
 	c.watcher.init(c)
@@ -114,6 +113,7 @@ func New(addresses []string, options Options) (*Client, error) {
 			}
 		}
 	}
+	c.initNotifier()
 	if c.options.Quarantine == QuarantineOn {
 		c.quarantine = newQuarantine(c)
 	}
@@ -236,7 +236,7 @@ func (c *Client) Close() error {
 	c.holds.close()
 	c.ends.close()
 	c.watcher.close()
-	c.notifier.close()
+	c.notifier.Close()
 	if err := c.group.Close(); err != nil {
 		return fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, err)
 	}

@@ -67,7 +67,7 @@ func TestClusterMemberLocksOnTheMasterOfEachSlot(t *testing.T) {
 	waiter := waiterClient.NewMutex("{wake}", MutexOptions{TTL: 10 * time.Second})
 	var waiting workgroup.Group
 	waiting.Go(func() error { return waiter.Lock(ctx) })
-	require.True(t, waitUntil(func() bool { return waiterClient.notifier.waiting.Load() == 1 }), "the waiter waits")
+	require.True(t, waitUntil(func() bool { return waiterClient.notifier.Waiting() == 1 }), "the waiter waits")
 	require.NoError(t, holder.Unlock(ctx))
 	require.NoError(t, waiting.Wait(), "with retries an hour apart, only the release announced on the cluster woke it")
 	require.NoError(t, waiter.Unlock(ctx))
@@ -332,10 +332,8 @@ func lockSubscribed(t *testing.T, ctx context.Context, waiter *Mutex) *workgroup
 	waiting.Go(func() error { return waiter.Lock(ctx) })
 	n := &waiter.client.notifier
 	require.True(t, waitUntil(func() bool {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		waiters := n.waiters[waiter.client.releasedChannel(waiter.key)]
-		return waiters != nil && waiters.confirmations >= waiter.client.need && len(waiters.mutexes) == 1
+		waiters, ok := n.Channels()[waiter.client.releasedChannel(waiter.key)]
+		return ok && waiters.Confirmations >= waiter.client.need && waiters.Waiters == 1
 	}), "the waiter waits, subscribed on a quorum")
 	return &waiting
 }

@@ -138,8 +138,8 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 		views, _ := e.read(ctx)
 		return views, 0
 	}
-	w.client.notifier.startTracking()
-	subscriber := c.notifier.trackingSubscriber()
+	w.client.notifier.StartTracking()
+	subscriber := c.notifier.TrackingSubscriber()
 	if subscriber == nil {
 		views, _ := e.read(ctx)
 		return views, 0

@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
 // waiterIDLength is the length of a fair lock's waiter identity: 16
 // hexadecimal digits of a random 64-bit number, drawn by each Lock that
 // joins the line.
-const waiterIDLength = 16
+const waiterIDLength = waiting.WaiterIDLength
 
 // fairLine is what a fair Mutex's Lock keeps while it waits in line: its
 // identity and the heartbeat's TTL, the extra arguments of its attempts.
@@ -65,7 +67,7 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 		m.leaveLine(line)
 		return false, err
 	}
-	c.notifier.enterLine(m, line.id)
+	c.notifier.EnterLine(&m.wait.Waiter, line.id)
 	return true, nil
 }
 
@@ -86,7 +88,7 @@ func (m *Mutex) lineRefused() error {
 func (m *Mutex) leaveLine(line *fairLine) {
 	a := &m.acquisition
 	a.extras = nil
-	m.client.notifier.leaveLine(m)
+	m.client.notifier.LeaveLine(&m.wait.Waiter)
 	m.start(a.round, nodeFairLeave, line.id[:], 0, nil)
 	m.send(a.round)
 }

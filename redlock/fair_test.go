@@ -183,9 +183,7 @@ func TestFairLockReleaseWakesTheFirstInLine(t *testing.T) {
 	// Both wait for a release, their subscriptions confirmed.
 	for _, m := range []*Mutex{first, second} {
 		require.True(t, waitUntil(func() bool {
-			m.client.notifier.mu.Lock()
-			defer m.client.notifier.mu.Unlock()
-			return !m.wait.subscribing && m.wait.listening.Load() && len(m.wait.notify) == 0
+			return m.client.notifier.Settled(&m.wait.Waiter)
 		}))
 	}
 	require.NoError(t, holder.Unlock(ctx))
@@ -263,13 +261,13 @@ func TestFairLockWaiterThatLostItsPlaceIsServedAgain(t *testing.T) {
 	for len(attempts.failed) > 0 {
 		<-attempts.failed
 	}
-	paused.wake(causeLook)
+	paused.wait.Look()
 	select {
 	case <-attempts.failed:
 	case <-ctx.Done():
 		t.Fatal("the paused waiter did not try again")
 	}
-	require.True(t, waitUntil(func() bool { return paused.wait.listening.Load() }), "the paused waiter did not wait again")
+	require.True(t, waitUntil(func() bool { return paused.wait.Listening() }), "the paused waiter did not wait again")
 
 	require.NoError(t, holder.Unlock(ctx))
 	const turns = 6 // the others' acquisitions the waiter may wait
@@ -300,10 +298,7 @@ func TestFairLockWaiterThatLostItsPlaceIsServedAgain(t *testing.T) {
 // lineIdentity returns m's identity in the line of its fair lock, and
 // whether it has a place.
 func lineIdentity(m *Mutex) (string, bool) {
-	n := &m.client.notifier
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return string(m.wait.lineID[:]), m.wait.lined
+	return m.client.notifier.LineIdentity(&m.wait.Waiter)
 }
 
 // waitsInLine reports whether m's Lock waits for a release with its place
@@ -319,10 +314,7 @@ func waitsInLine(t *testing.T, nodes *cluster, m *Mutex) bool {
 			return false
 		}
 	}
-	n := &m.client.notifier
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return !m.wait.subscribing && m.wait.listening.Load() && len(m.wait.notify) == 0
+	return m.client.notifier.Settled(&m.wait.Waiter)
 }
 
 // queuedOnAnyNode reports whether some node has the waiter id in the line

@@ -124,12 +124,12 @@ func blockingCases(waiterClient, holderClient *Client) []blockingCase {
 		{
 			name: "Mutex", lock: mutex.Lock, unlock: mutex.Unlock,
 			hold: mutexHolder.Lock, release: mutexHolder.Unlock,
-			waiting: mutex.wait.listening.Load,
+			waiting: mutex.wait.Listening,
 		},
 		{
 			name: "fair Mutex", lock: fair.Lock, unlock: fair.Unlock,
 			hold: fairHolder.Lock, release: fairHolder.Unlock,
-			waiting: fair.wait.listening.Load,
+			waiting: fair.wait.Listening,
 		},
 		{
 			name: "Semaphore",
@@ -143,12 +143,12 @@ func blockingCases(waiterClient, holderClient *Client) []blockingCase {
 				return err
 			},
 			release: func(ctx context.Context) error { return held.Release(ctx) },
-			waiting: semaphore.waiter.wait.listening.Load,
+			waiting: semaphore.waiter.wait.Listening,
 		},
 		{
 			name: "RWMutex writer", lock: writer.Lock, unlock: writer.Unlock,
 			hold: writerHolder.Lock, release: writerHolder.Unlock,
-			waiting: writer.writer.wait.listening.Load,
+			waiting: writer.writer.wait.Listening,
 		},
 	}
 }

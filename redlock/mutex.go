@@ -94,7 +94,7 @@ func (a *acquisition) token() []byte { return a.value }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m := &Mutex{client: c, key: key, turn: make(chan struct{}, 1)}
-	m.wait.notify = make(chan struct{}, 1)
+	m.wait.Init(&c.notifier, (*waitingLock)(m))
 	m.options, m.err = options.withDefaults(c.options)
 	if m.err == nil {
 		m.err = checkKeys(key, m.options.Keys)

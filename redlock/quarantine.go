@@ -357,14 +357,14 @@ func (q *quarantine) watchMarker(node int) {
 	}
 	c := q.client
 	w := &c.watcher
-	c.notifier.startTracking()
+	c.notifier.StartTracking()
 	w.armingMu.Lock()
 	defer w.armingMu.Unlock()
 	if w.ctx.Err() != nil {
 		return
 	}
 	w.arming.Go(func() {
-		subscriber := c.notifier.trackingSubscriber()
+		subscriber := c.notifier.TrackingSubscriber()
 		if subscriber == nil {
 			return
 		}

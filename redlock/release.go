@@ -44,7 +44,7 @@ func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	waitErr := m.exchange(ctx, r)
 	elapsed := clock.Now().Sub(start)
 	if r.tally.got > 0 {
-		c.notifier.released(m, identity)
+		c.notifier.Released((*waitingLock)(m), identity)
 	}
 	m.announceWhereAsked(ctx, r, identity)
 

@@ -249,14 +249,7 @@ func TestRWMutexWriterReleaseWakesEveryReader(t *testing.T) {
 	// Every reader waits for a release, its subscription confirmed (no
 	// look is due), with nothing else due.
 	require.True(t, waitUntil(func() bool {
-		readers.notifier.mu.Lock()
-		defer readers.notifier.mu.Unlock()
-		for _, m := range waiting {
-			if m.wait.subscribing || !m.wait.listening.Load() || len(m.wait.notify) > 0 {
-				return false
-			}
-		}
-		return true
+		return settled(&readers.notifier, waiting)
 	}), "the readers did not all wait")
 	require.NoError(t, writer.Unlock(ctx))
 	for range count {

@@ -199,7 +199,7 @@ func (s *Semaphore) tryAcquireAll(ctx context.Context, permits []Permit, kept *k
 // tryAcquireAll).
 func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 	w := s.waiter
-	unheardBefore := w.client.notifier.unheard.Load()
+	unheardBefore := w.client.notifier.Unheard()
 	kept := s.kept.Get().(*keptFailure)
 	defer s.kept.Put(kept)
 	full, err := s.tryAcquireAll(ctx, permits, kept)
@@ -210,19 +210,19 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 		return err
 	}
 	defer w.giveTurn()
-	w.wait.unheardBefore = unheardBefore
+	w.wait.AttemptBegan(unheardBefore)
 	acquired := false
-	defer func() { w.stopWaiting(acquired) }()
+	defer func() { w.wait.StopWaiting(acquired) }()
 	for attempt := 1; ; attempt++ {
 		if w.options.MaxTries > 0 && attempt >= w.options.MaxTries {
 			return s.keptError(err, kept)
 		}
 		// Not full, yet not won: competitors, or a release that reached
 		// some nodes before the attempt and the others after.
-		if sleepErr := w.waitToRetry(ctx, attempt, full, !full, !full, 0); sleepErr != nil {
+		if sleepErr := w.wait.WaitToRetry(ctx, w.retryDelay(attempt), full, !full, !full, 0); sleepErr != nil {
 			return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, s.keptError(err, kept))
 		}
-		w.beforeAttempt()
+		w.wait.BeforeAttempt()
 		full, err = s.tryAcquireAll(ctx, permits, kept)
 		if err == nil {
 			acquired = true
@@ -231,7 +231,7 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 		if !errors.Is(err, ErrNotAcquired) {
 			return err
 		}
-		w.afterFailedAttempt()
+		w.wait.AfterFailedAttempt()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
 // The servers, observers and waiters of the tests of waiting.
@@ -214,4 +215,14 @@ func connectionsDuring(t *testing.T, servers []*redistest.Server, window time.Du
 		counts[i] = connectionsReceived(t, server) - before[i] - 1 // less the look itself
 	}
 	return counts
+}
+
+// settled reports whether each of mutexes waits for a release, its
+// subscriptions confirmed, with nothing else due, all at one moment.
+func settled(n *waiting.Notifier, mutexes []*Mutex) bool {
+	waiters := make([]*waiting.Waiter, len(mutexes))
+	for i, m := range mutexes {
+		waiters[i] = &m.wait.Waiter
+	}
+	return n.Settled(waiters...)
 }

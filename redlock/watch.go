@@ -89,7 +89,7 @@ func (w *watcher) newWriteTag() uint64 { return w.tags.Add(1) }
 // watch lists the keys of m's hold, which starts, and makes sure the
 // subscription connections are there to track them.
 func (w *watcher) watch(m *Mutex) {
-	w.client.notifier.startTracking()
+	w.client.notifier.StartTracking()
 	w.mu.Lock()
 	for _, key := range m.keys {
 		w.holds[key] = m
@@ -153,7 +153,7 @@ func (w *watcher) invalidated(invalidation mux.Invalidation) {
 // is watched (see cannotWatch).
 func (w *watcher) unavailable(node int, cause error) {
 	if errors.Is(cause, mux.ErrPushUnavailable) {
-		return // the node can carry no subscription at all: notifier.unavailable reported it
+		return // the node can carry no subscription at all: Client.notificationsUnavailable reported it
 	}
 	advice := "allow key tracking to the user with the ACL rule +client|tracking"
 	w.cannotWatch(node, cause, advice)
@@ -267,7 +267,7 @@ func (m *Mutex) startArming(generation, tag uint64, node int) {
 // armed once a newer own write of the hold, or its end, made tag stale.
 func (m *Mutex) arm(generation, tag uint64, only int) {
 	c := m.client
-	subscriber := c.notifier.trackingSubscriber()
+	subscriber := c.notifier.TrackingSubscriber()
 	if subscriber == nil {
 		return
 	}

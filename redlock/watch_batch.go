@@ -98,7 +98,7 @@ func (w *watcher) giveBack(batch *armingBatch) {
 // hold still current written together.
 func (w *watcher) armBatch(batch *armingBatch) {
 	c := w.client
-	subscriber := c.notifier.trackingSubscriber()
+	subscriber := c.notifier.TrackingSubscriber()
 	if subscriber == nil {
 		return
 	}

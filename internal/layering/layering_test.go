@@ -35,6 +35,9 @@ var layers = map[string][]string{
 	"cmd":                {"internal", "redlock", "mux", "conn", "resp"},
 	"bench":              {"internal", "redlock", "mux", "conn", "resp"},
 	"contrib":            {"redlock"}, // adapters use redlock's public API only
+
+	// redlock's rooms: each imports only what is listed, never redlock.
+	"redlock/internal/waiting": {"mux", "resp", "redlock/internal/naming"},
 }
 
 // allowedModules are the modules non-test files of the main module may
@@ -178,6 +181,12 @@ func TestProblem(t *testing.T) {
 		{name: "the cluster client imports mux", file: main("mux/internal/cluster"), importPath: module + "/mux"},
 		{name: "the cluster client imports redlock", file: main("mux/internal/cluster"), importPath: module + "/redlock"},
 		{name: "redlock imports mux", file: main("redlock"), importPath: module + "/mux", wantOK: true},
+		{name: "the waiting room imports mux", file: main("redlock/internal/waiting"), importPath: module + "/mux", wantOK: true},
+		{name: "the waiting room imports the names", file: main("redlock/internal/waiting"), importPath: module + "/redlock/internal/naming", wantOK: true},
+		{name: "the waiting room imports redlock", file: main("redlock/internal/waiting"), importPath: module + "/redlock"},
+		{name: "the waiting room imports another room", file: main("redlock/internal/waiting"), importPath: module + "/redlock/internal/transport"},
+		{name: "the waiting room imports conn", file: main("redlock/internal/waiting"), importPath: module + "/conn"},
+		{name: "redlock imports the waiting room", file: main("redlock"), importPath: module + "/redlock/internal/waiting", wantOK: true},
 		{name: "redlock imports conn, around mux", file: main("redlock"), importPath: module + "/conn"},
 		{name: "a subpackage of redlock imports conn", file: main("redlock/doctor"), importPath: module + "/conn"},
 		{name: "a tool under redlock imports redlock", file: main("redlock/doctor"), importPath: module + "/redlock", wantOK: true},

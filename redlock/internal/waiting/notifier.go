@@ -1,63 +1,57 @@
-package redlock
+package waiting
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
 
-// releasedChannelPrefix starts the pub/sub channel on which the release
-// script announces that a key is free; the key follows it. The name is
-// defined in naming, which the doctor's check of the channels shares.
-const releasedChannelPrefix = naming.ReleasedChannelPrefix
-
-// notificationFallback multiplies the retry delay of a Lock that waits for
+// NotificationFallback multiplies the retry delay of a Lock that waits for
 // a release notification: it tries again on its own only that much later,
 // in case a release was not announced (a holder whose ACL refuses the
 // channel, a holder's key that expired). It applies while a quorum of nodes
-// can notify; when too few can, a release would never be announced by a
-// quorum, and waiters retry at the retry delay.
-const notificationFallback = 8
+// can notify; when too few can, waiters retry at the retry delay.
+const NotificationFallback = 8
 
-// releaseIdentityLength is the length of the identity under which a
-// release is announced: 16 hexadecimal digits of a random 64-bit number,
-// drawn by each Unlock.
-const releaseIdentityLength = 16
+// Config is what a Notifier needs of its Client.
+type Config struct {
+	Nodes   int  // the number of nodes
+	Need    int  // the quorum
+	Sharded bool // the channels are sharded: a node is a Redis Cluster member
 
-// newReleaseIdentity fills dst with a new release identity. It tells one
-// release from another, also when holds repeat their token
-// (MutexOptions.Token); it needs to be unique, not secret.
-func newReleaseIdentity(dst *[releaseIdentityLength]byte) {
-	const digits = "0123456789abcdef"
-	random := rand.Uint64()
-	for i := range dst {
-		dst[i] = digits[random&15]
-		random >>= 4
-	}
+	// Closed reports whether the Client is closed; Closing is closed when
+	// it is, and ends every wait.
+	Closed  func() bool
+	Closing <-chan struct{}
+
+	// Subscribe makes the subscription connections, one per node, whose
+	// hooks call Deliver, Resubscribe and Unavailable.
+	Subscribe func() *mux.Subscriber
 }
 
-// notifier wakes the Mutexes that wait for a lock to be released. It keeps
-// one subscription connection per node, shared by every waiter of the
-// Client, subscribed to the channels of the keys that somebody waits for
-// (every key of a multi-key Mutex) and to nothing else. The connections
+// Notifier wakes the Waiters of a Client's locks when a lock is released.
+// It keeps one subscription connection per node, shared by every waiter, subscribed to the channels of the keys that somebody waits for
+// (every key of a multi-key lock) and to nothing else. The connections
 // and their listening goroutines start with the first waiter and end with
 // the Client.
 //
 // A node that cannot notify (it speaks only RESP2, Options.Protocol is
 // ProtocolRESP2, or its ACL refuses the release channels) is found out
 // once, by the handshake of its connection or by the refusal of a
-// subscription, and marked for the life of the Client; the observer is
-// told once. The other nodes go on notifying. While fewer than a quorum of
-// nodes can notify, waiters retry at the retry delay.
-type notifier struct {
-	client *Client
+// subscription, and marked for the life of the Client. The other nodes go
+// on notifying. While fewer than a quorum of nodes can notify, waiters
+// retry at the retry delay. Init readies it; it is safe for concurrent use.
+type Notifier struct {
+	config Config
+
+	// IdleLimit is the most idle channels kept subscribed: IdleChannelsKept
+	// unless changed before the first waiter.
+	IdleLimit int
 
 	waiting    atomic.Int64 // the number of registered waiters, read without mu
 	mu         sync.Mutex
@@ -67,28 +61,32 @@ type notifier struct {
 	notifying  int                        // the nodes that can notify
 
 	// idle lists the channels nobody waits on, whose subscriptions are
-	// kept for the next waiter, the oldest first: at most idleLimit (see
+	// kept for the next waiter, the oldest first: at most IdleLimit (see
 	// idleChannels). unheard numbers the releases announced on them,
 	// read without mu.
-	idle      idleChannels
-	idleLimit int
-	unheard   atomic.Uint64
+	idle    idleChannels
+	unheard atomic.Uint64
+}
+
+// Init readies n for the Client that config describes.
+func (n *Notifier) Init(config Config) {
+	n.config, n.IdleLimit = config, IdleChannelsKept
 }
 
 // channelWaiters is what the notifier keeps of a channel while somebody
 // waits on it, and while it is idle (see idleChannels).
 type channelWaiters struct {
-	channel string   // its name, the key of notifier.waiters
-	mutexes []*Mutex // in the order they began to wait
-	release release  // the latest release announced on the channel
+	channel string    // its name, the key of Notifier.waiters
+	list    []*Waiter // in the order they began to wait
+	release release   // the latest release announced on the channel
 
 	// subscriptions says, per node, where the channel's subscription
 	// stands; confirmations counts the nodes where it is confirmed.
 	subscriptions []subscriptionState
 	confirmations int
 
-	// While nobody waits on the channel, it is linked into notifier.idle,
-	// and unheard is the number (notifier.unheard) of the last release
+	// While nobody waits on the channel, it is linked into Notifier.idle,
+	// and unheard is the number (Notifier.unheard) of the last release
 	// announced on it since.
 	idlePrevious, idleNext *channelWaiters
 	isIdle                 bool
@@ -111,25 +109,25 @@ const (
 	subscriptionRenewed
 )
 
-// register adds m to the waiters of each of its keys and subscribes to the
-// channels nobody listened to yet. When a channel of m is not yet
-// confirmed by a quorum of nodes, m looks once more when it is (see
-// notifier.confirmed). It reports false when notifications are not
+// register adds w to the waiters of each of its keys and subscribes to the
+// channels nobody listened to yet. When a channel of w is not yet
+// confirmed by a quorum of nodes, w looks once more when it is (see
+// Notifier.confirmed). It reports false when notifications are not
 // available: too few nodes can notify a quorum. The caller then retries
 // on its own, at the retry delay.
-func (n *notifier) register(m *Mutex) bool {
+func (n *Notifier) register(w *Waiter) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.waiters == nil && !n.client.closed.Load() {
+	if n.waiters == nil && !n.config.Closed() {
 		n.start()
 	}
-	if n.notifying < n.client.need || n.client.closed.Load() {
+	if n.notifying < n.config.Need || n.config.Closed() {
 		return false
 	}
 	var fresh []string
 	look := false
-	m.wait.subscribing, m.wait.wokenOn, m.wait.pickedFor = false, "", 0
-	for _, channel := range m.releasedChannels() {
+	w.subscribing, w.wokenOn, w.pickedFor = false, "", 0
+	for _, channel := range w.lock.ReleasedChannels() {
 		waiters := n.waiters[channel]
 		switch {
 		case waiters == nil:
@@ -137,18 +135,18 @@ func (n *notifier) register(m *Mutex) bool {
 			n.waiters[channel] = waiters
 			fresh = append(fresh, channel)
 		case waiters.isIdle:
-			// Subscribed already: a release announced since m's last
-			// attempt began woke nobody, and m looks once more.
+			// Subscribed already: a release announced since w's last
+			// attempt began woke nobody, and w looks once more.
 			n.idle.remove(waiters)
-			look = look || waiters.unheard > m.wait.unheardBefore
+			look = look || waiters.unheard > w.unheardBefore
 		}
-		if waiters.confirmations < n.client.need {
-			m.wait.subscribing = true
+		if waiters.confirmations < n.config.Need {
+			w.subscribing = true
 		}
-		waiters.mutexes = append(waiters.mutexes, m)
+		waiters.list = append(waiters.list, w)
 	}
 	if look {
-		m.wake(causeLook)
+		w.wake(causeLook)
 	}
 	if len(fresh) > 0 && n.subscriber != nil { // nil only in unit tests that deliver pushes by hand
 		for _, command := range n.pushCommands(subscribe, fresh) {
@@ -160,52 +158,52 @@ func (n *notifier) register(m *Mutex) bool {
 }
 
 // fallback returns the factor of the retry delay for a waiter that listens
-// for release notifications: notificationFallback while a quorum of nodes
+// for release notifications: NotificationFallback while a quorum of nodes
 // can notify, otherwise 1.
-func (n *notifier) fallback() time.Duration {
+func (n *Notifier) fallback() time.Duration {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.notifying < n.client.need {
+	if n.notifying < n.config.Need {
 		return 1
 	}
-	return notificationFallback
+	return NotificationFallback
 }
 
-// unregister removes m from the waiters of its keys. The channels nobody
+// unregister removes w from the waiters of its keys. The channels nobody
 // waits on any more stay subscribed for the next waiter, idle; beyond
-// idleLimit of them, the oldest are unsubscribed. A waiter that leaves
+// IdleLimit of them, the oldest are unsubscribed. A waiter that leaves
 // without the lock after it was picked for a release, and made no attempt
 // since (its context ended), passes the wake-up on.
-func (n *notifier) unregister(m *Mutex, acquired bool) {
+func (n *Notifier) unregister(w *Waiter, acquired bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var emptied []string
-	for _, channel := range m.releasedChannels() {
+	for _, channel := range w.lock.ReleasedChannels() {
 		waiters := n.waiters[channel]
 		if waiters == nil {
 			continue
 		}
-		if i := slices.Index(waiters.mutexes, m); i >= 0 {
-			waiters.mutexes = slices.Delete(waiters.mutexes, i, i+1)
+		if i := slices.Index(waiters.list, w); i >= 0 {
+			waiters.list = slices.Delete(waiters.list, i, i+1)
 		}
-		if len(waiters.mutexes) == 0 && !waiters.isIdle {
+		if len(waiters.list) == 0 && !waiters.isIdle {
 			n.idle.add(waiters)
 		}
 	}
-	for n.idle.count > n.idleLimit {
+	for n.idle.count > n.IdleLimit {
 		oldest := n.idle.first
 		n.idle.remove(oldest)
 		delete(n.waiters, oldest.channel)
 		emptied = append(emptied, oldest.channel)
 	}
 	n.waiting.Add(-1)
-	if !acquired && m.wait.releaseWakes.Load() > 0 {
-		if waiters := n.waiters[m.wait.wokenOn]; waiters != nil {
-			n.wakeOne(m.wait.wokenOn, waiters, 0)
+	if !acquired && w.releaseWakes.Load() > 0 {
+		if waiters := n.waiters[w.wokenOn]; waiters != nil {
+			n.wakeOne(w.wokenOn, waiters, 0)
 		}
 	}
-	m.wait.releaseWakes.Store(0)
-	m.wait.subscribing, m.wait.wokenOn, m.wait.pickedFor = false, "", 0
+	w.releaseWakes.Store(0)
+	w.subscribing, w.wokenOn, w.pickedFor = false, "", 0
 	if len(emptied) > 0 && n.subscriber != nil {
 		for _, command := range n.pushCommands(unsubscribe, emptied) {
 			n.subscriber.Send(command)
@@ -215,43 +213,37 @@ func (n *notifier) unregister(m *Mutex, acquired bool) {
 
 // start makes the subscriptions, one connection per node, through which
 // the nodes announce releases. It runs with n.mu held.
-func (n *notifier) start() {
-	c := n.client
+func (n *Notifier) start() {
 	n.waiters = make(map[string]*channelWaiters)
-	n.cannot = make([]error, len(c.addresses))
-	n.notifying = len(c.addresses)
-	options := mux.SubscribeOptions{OnConnect: n.resubscribe, OnPush: n.deliver, OnUnavailable: n.unavailable}
-	if c.options.Protocol != ProtocolRESP2 {
-		// The same connections watch the keys of the renewed holds.
-		options.OnInvalidate, options.OnTrackingUnavailable = c.watcher.invalidated, c.watcher.unavailable
-	}
-	n.subscriber = c.group.Subscribe(options)
+	n.cannot = make([]error, n.config.Nodes)
+	n.notifying = n.config.Nodes
+	n.subscriber = n.config.Subscribe()
 }
 
-// startTracking makes the subscription connections, if no waiter did yet,
+// StartTracking makes the subscription connections, if no waiter did yet,
 // for the watcher to arm keys on.
-func (n *notifier) startTracking() {
+func (n *Notifier) StartTracking() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.waiters == nil && !n.client.closed.Load() {
+	if n.waiters == nil && !n.config.Closed() {
 		n.start()
 	}
 }
 
-// trackingSubscriber returns the subscription connections, or nil before
+// TrackingSubscriber returns the subscription connections, or nil before
 // they are made.
-func (n *notifier) trackingSubscriber() *mux.Subscriber {
+func (n *Notifier) TrackingSubscriber() *mux.Subscriber {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.subscriber
 }
 
-// deliver handles a push of node's subscription connection: the
+// Deliver handles a push of node's subscription connection: the
 // confirmation of a subscription (see confirmed), or the announcement of a
 // release, which wakes one waiter of the channel once a quorum of nodes
 // has announced it. A message without an identity, from a release script
 // that does not publish one, wakes one waiter by itself.
-func (n *notifier) deliver(node int, push resp.Value) {
+func (n *Notifier) Deliver(node int, push resp.Value) {
 	if len(push.Elems) < 2 {
 		return
 	}
@@ -290,7 +282,7 @@ func (n *notifier) deliver(node int, push resp.Value) {
 		// A fair lock's release names the first waiter in line.
 		identity, first = identity[:i], identity[i+1:]
 	}
-	if len(identity) > 0 && !waiters.release.announced(identity, n.client.need) {
+	if len(identity) > 0 && !waiters.release.announced(identity, n.config.Need) {
 		return
 	}
 	if first != nil {
@@ -300,8 +292,8 @@ func (n *notifier) deliver(node int, push resp.Value) {
 	n.wakeOne(waiters.channel, waiters, releaseHash(identity))
 }
 
-// close closes the subscriptions and waits for their goroutines.
-func (n *notifier) close() {
+// Close closes the subscriptions and waits for their goroutines.
+func (n *Notifier) Close() {
 	n.mu.Lock()
 	subscriber := n.subscriber
 	n.mu.Unlock()
@@ -309,3 +301,7 @@ func (n *notifier) close() {
 		subscriber.Close()
 	}
 }
+
+// Unheard numbers the releases announced so far on idle channels, which
+// woke nobody (see Waiter.AttemptBegan).
+func (n *Notifier) Unheard() uint64 { return n.unheard.Load() }

@@ -1,64 +1,41 @@
-package redlock
+package waiting
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/resp"
 )
 
-// releaseChannelsRule is the ACL rule that lets a user publish and
-// subscribe to the release channels, defined in naming, which the doctor
-// shares.
-const releaseChannelsRule = naming.ReleaseChannelsRule
-
-// unavailable marks a node as unable to notify, for the life of the
-// Client, and tells the observer, once per node: it speaks only RESP2,
-// Options.Protocol is ProtocolRESP2, or its ACL refused the release
-// channels (the mux.Subscriber finds out, and reports each node once).
-// When too few nodes remain to notify a quorum, it tells every waiter: from
-// now on they retry at the retry delay, the wait under way included.
-func (n *notifier) unavailable(node int, cause error) {
-	c := n.client
-	err := fmt.Errorf("%w: %s: %w", ErrNotificationsUnavailable, c.addresses[node], cause)
-	var refusal *resp.ServerError
-	if errors.As(cause, &refusal) {
-		if isConfigError(refusal.Message) {
-			err = fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-		err = fmt.Errorf("%w; allow the release channels to the user with the ACL rule %sPATTERN, with the pattern of the lock keys (%s for every key)",
-			err, naming.ReleasedChannelPrefix, releaseChannelsRule)
-	}
+// Unavailable marks a node as unable to notify, for the life of the
+// Client, for the reason err: it speaks only RESP2, or its ACL refused the
+// release channels. When too few nodes remain to notify a quorum, every
+// waiter retries at the retry delay from now on, the wait under way
+// included. It reports false when the node was marked already.
+func (n *Notifier) Unavailable(node int, err error) bool {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.cannot[node] != nil {
-		n.mu.Unlock()
-		return
+		return false
 	}
 	n.cannot[node] = err
 	n.notifying--
-	if n.notifying == c.need-1 {
+	if n.notifying == n.config.Need-1 {
 		for _, waiters := range n.waiters {
-			for _, m := range waiters.mutexes {
-				m.wake(causeShorten)
+			for _, w := range waiters.list {
+				w.wake(causeShorten)
 			}
 		}
 	}
-	n.mu.Unlock()
-	if observer := c.options.Observer; observer != nil {
-		observer.OnNodeError(NodeErrorEvent{Operation: OperationSubscribe, Address: c.addresses[node], Outcome: OutcomeError, Err: err})
-	}
+	return true
 }
 
-// resubscribe subscribes node's fresh connection to every channel with
+// Resubscribe subscribes node's fresh connection to every channel with
 // waiters. Where the node had confirmed a subscription on its former
 // connection, a release may have gone unheard in between: its new
 // confirmation wakes a waiter (see confirmed).
-func (n *notifier) resubscribe(node int) {
-	n.client.watcher.reconnected(node)
+func (n *Notifier) Resubscribe(node int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.waiters) == 0 {
@@ -86,7 +63,7 @@ func (n *notifier) resubscribe(node int) {
 // The end of a subscription this Client asked for, of a channel that
 // found waiters again since, makes one more SSUBSCRIBE, which does no
 // harm. The caller holds n.mu.
-func (n *notifier) unsubscribed(node int, channel string, waiters *channelWaiters) {
+func (n *Notifier) unsubscribed(node int, channel string, waiters *channelWaiters) {
 	if node >= len(waiters.subscriptions) || n.subscriber == nil {
 		return
 	}
@@ -110,7 +87,7 @@ func (n *notifier) unsubscribed(node int, channel string, waiters *channelWaiter
 // refused, the release comes later everywhere, and the quorum hears it. A
 // confirmation after a reconnection wakes one waiter, as a release does:
 // one may have gone unheard. The caller holds n.mu.
-func (n *notifier) confirmed(node int, channel string, waiters *channelWaiters) {
+func (n *Notifier) confirmed(node int, channel string, waiters *channelWaiters) {
 	if node >= len(waiters.subscriptions) || waiters.subscriptions[node] == subscriptionConfirmed {
 		return
 	}
@@ -118,17 +95,17 @@ func (n *notifier) confirmed(node int, channel string, waiters *channelWaiters) 
 	waiters.subscriptions[node] = subscriptionConfirmed
 	waiters.confirmations++
 	switch {
-	case waiters.confirmations == n.client.need:
-		for _, m := range waiters.mutexes {
-			if m.wait.subscribing && n.quorumConfirmed(m) {
-				m.wait.subscribing = false
-				m.wake(causeLook)
+	case waiters.confirmations == n.config.Need:
+		for _, w := range waiters.list {
+			if w.subscribing && n.quorumConfirmed(w) {
+				w.subscribing = false
+				w.wake(causeLook)
 			}
 		}
-	case waiters.confirmations > n.client.need && !renewed:
-		for _, m := range waiters.mutexes {
-			if n.quorumConfirmed(m) {
-				m.wake(causeConfirmedLate)
+	case waiters.confirmations > n.config.Need && !renewed:
+		for _, w := range waiters.list {
+			if n.quorumConfirmed(w) {
+				w.wake(causeConfirmedLate)
 			}
 		}
 	}
@@ -138,10 +115,10 @@ func (n *notifier) confirmed(node int, channel string, waiters *channelWaiters) 
 }
 
 // quorumConfirmed reports whether a quorum of nodes confirmed the
-// subscription to every channel of m. The caller holds n.mu.
-func (n *notifier) quorumConfirmed(m *Mutex) bool {
-	for _, channel := range m.releasedChannels() {
-		if waiters := n.waiters[channel]; waiters == nil || waiters.confirmations < n.client.need {
+// subscription to every channel of w. The caller holds n.mu.
+func (n *Notifier) quorumConfirmed(w *Waiter) bool {
+	for _, channel := range w.lock.ReleasedChannels() {
+		if waiters := n.waiters[channel]; waiters == nil || waiters.confirmations < n.config.Need {
 			return false
 		}
 	}
@@ -157,16 +134,15 @@ const (
 )
 
 // pushCommands returns the commands that subscribe to channels, or
-// unsubscribe from them: SUBSCRIBE or UNSUBSCRIBE, one command; on a
-// Client with a Redis Cluster member, whose announcements are sharded
-// (see Client.releasedChannelPrefix), SSUBSCRIBE or SUNSUBSCRIBE, one
-// command per hash slot, as a cluster's master takes them.
-func (n *notifier) pushCommands(kind pushKind, channels []string) [][]byte {
+// unsubscribe from them: SUBSCRIBE or UNSUBSCRIBE, one command; when the
+// announcements are sharded (Config.Sharded), SSUBSCRIBE or SUNSUBSCRIBE,
+// one command per hash slot, as a cluster's master takes them.
+func (n *Notifier) pushCommands(kind pushKind, channels []string) [][]byte {
 	name := "SUBSCRIBE"
 	if kind == unsubscribe {
 		name = "UNSUBSCRIBE"
 	}
-	if !n.client.hasCluster {
+	if !n.config.Sharded {
 		return [][]byte{pushCommand(name, channels)}
 	}
 	bySlot := make(map[int][]string)

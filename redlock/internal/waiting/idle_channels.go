@@ -1,17 +1,17 @@
-package redlock
+package waiting
 
-// idleChannelsKept is the most release channels nobody waits on that a
-// Client stays subscribed to: a Lock that waits for the same key again
+// IdleChannelsKept is the most release channels nobody waits on that a
+// Notifier stays subscribed to, by default (Notifier.IdleLimit): a Lock that waits for the same key again
 // finds its subscription made and confirmed, and waits without a
 // SUBSCRIBE, an UNSUBSCRIBE or their allocations. Beyond it, the channel
 // idle the longest is unsubscribed. A subscription costs its node a few
 // hundred bytes.
-const idleChannelsKept = 128
+const IdleChannelsKept = 128
 
 // idleChannels is the list of the channels nobody waits on, whose
 // subscriptions are kept, the oldest first. It is linked through the
 // channels, so that a channel leaves it and joins it again without
-// allocating. It is guarded by notifier.mu.
+// allocating. It is guarded by Notifier.mu.
 type idleChannels struct {
 	first, last *channelWaiters
 	count       int

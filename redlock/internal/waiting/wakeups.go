@@ -1,15 +1,19 @@
-package redlock
+package waiting
 
 import (
 	"bytes"
 )
+
+// maxIdentityLength is the longest release identity kept: the longest
+// token a lock accepts.
+const maxIdentityLength = 128
 
 // release counts the nodes that announced one release of a lock, so that
 // the release wakes one waiter, once a quorum of nodes has announced it:
 // an attempt made sooner could not win. A release is known by its
 // identity, which every node of one release announces.
 type release struct {
-	identity [maxTokenLength]byte
+	identity [maxIdentityLength]byte
 	size     int  // the length of identity
 	count    int  // the nodes that announced it
 	woken    bool // a waiter was woken for it
@@ -33,27 +37,28 @@ func (r *release) announced(identity []byte, need int) bool {
 // wakeFirstInLine wakes the fair lock's waiter that a release named the
 // first in line, if it waits in this Client: a release wakes the next in
 // line only, which may be another client's. The caller holds n.mu.
-func (n *notifier) wakeFirstInLine(waiters *channelWaiters, first []byte) {
-	for _, m := range waiters.mutexes {
-		if m.wait.lined && bytes.Equal(m.wait.lineID[:], first) {
-			m.wake(causeLook)
+func (n *Notifier) wakeFirstInLine(waiters *channelWaiters, first []byte) {
+	for _, w := range waiters.list {
+		if w.lined && bytes.Equal(w.lineID[:], first) {
+			w.wake(causeLook)
 			return
 		}
 	}
 }
 
-// enterLine notes the identity of m's place in the line of a fair lock,
-// and leaveLine that it has none, for wakeFirstInLine.
-func (n *notifier) enterLine(m *Mutex, id [waiterIDLength]byte) {
+// EnterLine notes the identity of w's place in the line of a fair lock,
+// and LeaveLine that it has none, for wakeFirstInLine.
+func (n *Notifier) EnterLine(w *Waiter, id [WaiterIDLength]byte) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	m.wait.lineID, m.wait.lined = id, true
+	w.lineID, w.lined = id, true
 }
 
-func (n *notifier) leaveLine(m *Mutex) {
+// LeaveLine notes that w has no place in line.
+func (n *Notifier) LeaveLine(w *Waiter) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	m.wait.lined = false
+	w.lined = false
 }
 
 // releaseHash returns a hash of a release's identity, to recognise the
@@ -77,7 +82,7 @@ func releaseHash(identity []byte) uint64 {
 // collide. When none listens (they are all trying, or backing off after a
 // split vote), the first that has no attempt due yet gets the wake-up at
 // its next wait. A waiter that leaves without the lock passes the wake-up
-// on (see notifier.unregister); the others try again on their own after
+// on (see Notifier.unregister); the others try again on their own after
 // the fallback delay. A read/write lock's waiting writer goes first, and
 // a reader picked wakes the other readers of the channel with it: readers
 // share the lock.
@@ -86,39 +91,39 @@ func releaseHash(identity []byte) uint64 {
 // a waiter picked for the same release (its hash, release) on another
 // channel waits on this one too, its attempt tries this key as well, and
 // nobody else is woken. The caller holds n.mu.
-func (n *notifier) wakeOne(channel string, waiters *channelWaiters, release uint64) {
+func (n *Notifier) wakeOne(channel string, waiters *channelWaiters, release uint64) {
 	if waiters.isIdle {
-		waiters.unheard = n.unheard.Add(1) // see deliver
+		waiters.unheard = n.unheard.Add(1) // see Deliver
 		return
 	}
 	if release != 0 {
-		for _, m := range waiters.mutexes {
-			if m.wait.pickedFor == release {
+		for _, w := range waiters.list {
+			if w.pickedFor == release {
 				return
 			}
 		}
 	}
-	var picked *Mutex
+	var picked *Waiter
 	// Writers first: a read/write lock's waiting writer is picked before
-	// its readers (see RWMutex).
-	for _, m := range waiters.mutexes {
-		if m.kind == kindWrite && m.wait.listening.CompareAndSwap(true, false) {
-			picked = m
+	// its readers.
+	for _, w := range waiters.list {
+		if w.lock.Kind() == KindWrite && w.listening.CompareAndSwap(true, false) {
+			picked = w
 			break
 		}
 	}
-	for _, m := range waiters.mutexes {
+	for _, w := range waiters.list {
 		if picked != nil {
 			break
 		}
-		if m.wait.listening.CompareAndSwap(true, false) {
-			picked = m
+		if w.listening.CompareAndSwap(true, false) {
+			picked = w
 		}
 	}
 	if picked == nil {
-		for _, m := range waiters.mutexes {
-			if m.wait.causes.Load()&causeLook == 0 {
-				picked = m
+		for _, w := range waiters.list {
+			if w.causes.Load()&causeLook == 0 {
+				picked = w
 				break
 			}
 		}
@@ -126,31 +131,31 @@ func (n *notifier) wakeOne(channel string, waiters *channelWaiters, release uint
 	if picked == nil {
 		return // each of them tries again at once
 	}
-	picked.wait.releaseWakes.Add(1)
-	picked.wait.wokenOn, picked.wait.pickedFor = channel, release
+	picked.releaseWakes.Add(1)
+	picked.wokenOn, picked.pickedFor = channel, release
 	picked.wake(causeLook)
-	if picked.kind == kindRead {
+	if picked.lock.Kind() == KindRead {
 		// Readers share the lock: every reader waiting on the channel may
 		// take it now.
-		for _, m := range waiters.mutexes {
-			if m != picked && m.kind == kindRead {
-				m.wake(causeLook)
+		for _, w := range waiters.list {
+			if w != picked && w.lock.Kind() == KindRead {
+				w.wake(causeLook)
 			}
 		}
 	}
 }
 
-// released wakes at once one waiter of this Client on each key that one of
-// its Mutexes just released, under the given identity, without waiting for
-// the announcements to come back from the nodes; they wake nobody else. It
-// costs nothing when nobody waits.
-func (n *notifier) released(m *Mutex, identity []byte) {
-	if n.waiting.Load() == 0 || m.kind == kindFair {
+// Released wakes at once one waiter of this Client on each key that lock,
+// one of its own, just released under the given identity, without waiting
+// for the announcements to come back from the nodes; they wake nobody
+// else. It costs nothing when nobody waits.
+func (n *Notifier) Released(lock Lock, identity []byte) {
+	if n.waiting.Load() == 0 || lock.Kind() == KindFair {
 		return // a fair lock's release wakes the first in line, whom only the nodes name
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, channel := range m.releasedChannels() {
+	for _, channel := range lock.ReleasedChannels() {
 		// Counted as announced by a quorum: the nodes' own announcements of
 		// it, before or after this, wake nobody else.
 		if waiters := n.waiters[channel]; waiters != nil && waiters.release.announced(identity, 0) {

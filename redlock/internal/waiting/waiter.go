@@ -1,0 +1,273 @@
+package waiting
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// The causes that end a Lock's wait for a release early (Waiter.causes).
+const (
+	// causeLook asks for an attempt now: a release of one of the keys was
+	// announced, the subscription was confirmed, or renewed after a
+	// reconnection.
+	causeLook uint32 = 1 << iota
+	// causeShorten says that too few nodes can notify any more: the wait
+	// ends at the retry delay, not at the fallback.
+	causeShorten
+	// causeConfirmedLate says that a node confirmed the subscription after
+	// a quorum had: it ends the wait of a Lock whose last attempt was a
+	// split vote (Waiter.split), which may have met a release that this
+	// node announced before it was subscribed (see Notifier.confirmed).
+	causeConfirmedLate
+)
+
+// Waiter is the wait state of one lock: what its Lock or Acquire keeps
+// between two attempts. Its fields belong to the goroutine that has the
+// lock's turn, except where they say otherwise. Init readies it.
+type Waiter struct {
+	notifier *Notifier
+	lock     Lock
+	timer    *time.Timer
+
+	// causes holds the causes (causeLook, causeShorten) that came since
+	// the last attempt began, and notify a token when one came: the
+	// notifier sets them (wake), the Lock takes them (sleep, startAttempt).
+	causes atomic.Uint32
+	notify chan struct{}
+
+	// listening is set while the waiter waits for a release; the notifier
+	// clears it when it picks this waiter for one.
+	listening atomic.Bool
+
+	// releaseWakes counts the releases this waiter was picked for that no
+	// completed attempt has followed yet: a waiter that leaves without the
+	// lock passes such a wake-up on (Notifier.unregister).
+	releaseWakes atomic.Int32
+
+	// unheardBefore is Notifier.unheard when the last attempt before the
+	// waiter registered began: a release announced on an idle channel
+	// after it makes the waiter look once more (Notifier.register).
+	unheardBefore uint64
+
+	// split is set before a wait when the last attempt won a part but not
+	// all it needed: a release may have reached some nodes before it and
+	// the others after it.
+	split bool
+
+	// Guarded by Notifier.mu. subscribing is set while the waiter waits
+	// for a quorum of nodes to confirm its subscriptions, and then looks
+	// once; wokenOn is the channel of the last release it was picked for,
+	// and pickedFor that release's hash (releaseHash).
+	subscribing bool
+	wokenOn     string
+	pickedFor   uint64
+	// lineID is a fair lock's identity in line while lined is set, as
+	// the releases name the first in line (see Notifier.wakeFirstInLine).
+	lineID [WaiterIDLength]byte
+	lined  bool
+
+	// subscribed is set while the waiter is registered with the notifier;
+	// answered counts the release wake-ups its attempt answers.
+	subscribed bool
+	answered   int32
+}
+
+// Kind is what a lock's holds are, as far as waking its waiters goes.
+type Kind uint8
+
+const (
+	// KindPlain is a plain lock, or a Semaphore's slots.
+	KindPlain Kind = iota
+	// KindWrite is a read/write lock's writer: it is woken first.
+	KindWrite
+	// KindRead is a read/write lock's reader: the readers are woken together.
+	KindRead
+	// KindFair is a fair lock: a release wakes the first in line only.
+	KindFair
+)
+
+// Lock is what a Waiter waits for, as the room sees it.
+type Lock interface {
+	// Kind returns what the lock's holds are.
+	Kind() Kind
+	// ReleasedChannels returns the channels that announce the releases of
+	// the lock's keys. The room calls it with its mutex held.
+	ReleasedChannels() []string
+}
+
+// WaiterIDLength is the length of a fair lock's waiter identity.
+const WaiterIDLength = 16
+
+// Init readies w to wait for lock in the room of notifier.
+func (w *Waiter) Init(notifier *Notifier, lock Lock) {
+	w.notifier, w.lock = notifier, lock
+	w.notify = make(chan struct{}, 1)
+}
+
+// wake ends the wait of a Lock for the given cause, now or, if it is not
+// waiting yet, at its next wait.
+func (w *Waiter) wake(cause uint32) {
+	w.causes.Or(cause)
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+// startAttempt forgets the causes that came before an attempt of a Lock
+// that waits: the attempt answers them. It returns the release wake-ups
+// the attempt answers, to be taken from releaseWakes once it completed.
+func (w *Waiter) startAttempt() int32 {
+	w.causes.Store(0)
+	select {
+	case <-w.notify:
+	default:
+	}
+	return w.releaseWakes.Load()
+}
+
+// BeforeAttempt readies the wait of a Lock or an Acquire for an attempt:
+// the attempt answers the wake-ups that came before it.
+func (w *Waiter) BeforeAttempt() {
+	if w.subscribed {
+		w.answered = w.startAttempt()
+	} else {
+		w.unheardBefore = w.notifier.unheard.Load()
+	}
+}
+
+// AfterFailedAttempt takes the release wake-ups the failed attempt
+// answered: they are not passed on.
+func (w *Waiter) AfterFailedAttempt() {
+	if w.subscribed {
+		w.releaseWakes.Add(-w.answered)
+	}
+}
+
+// WaitToRetry waits the retry delay d after a failed attempt of a Lock or
+// an Acquire. held says that somebody holds what it asked: it listens for
+// the release. split says that it won a part, and backoff that it backs
+// off at random unless a release comes. refusedFor bounds a wait for a
+// release, when not 0.
+func (w *Waiter) WaitToRetry(ctx context.Context, d time.Duration, held, split, backoff bool, refusedFor time.Duration) error {
+	if held && !w.subscribed {
+		w.startAttempt() // forget the wake-ups that came after an earlier wait's last attempt
+		w.subscribed = w.notifier.register(w)
+	}
+	mode := waitDeaf
+	if w.subscribed {
+		switch {
+		case backoff:
+			mode = waitBackoff
+		case held:
+			mode = waitRelease
+		}
+	}
+	w.split = split
+	return w.sleep(ctx, d, mode, refusedFor)
+}
+
+// StopWaiting unregisters a Lock or an Acquire from the notifier, if it
+// registered, as it returns or wins.
+func (w *Waiter) StopWaiting(acquired bool) {
+	if w.subscribed {
+		w.notifier.unregister(w, acquired)
+		w.subscribed = false
+	}
+}
+
+// RetryDelay draws the retry delay after the failed attempt number (from
+// 1): uniformly from [low, high], so that competing clients fall out of
+// step; with backoff, from [b/2, b], where b doubles with each attempt
+// from low up to high.
+func RetryDelay(number int, low, high time.Duration, backoff bool) time.Duration {
+	if backoff {
+		bound := low
+		for i := 1; i < number && bound < high; i++ {
+			bound *= 2
+		}
+		low, high = min(bound, high)/2, min(bound, high)
+	}
+	if high <= low {
+		return low
+	}
+	return low + rand.N(high-low+1)
+}
+
+// waitMode says how a Lock waits between two attempts (Waiter.sleep).
+type waitMode uint8
+
+const (
+	// waitDeaf waits for the retry delay; announced releases do not end
+	// it.
+	waitDeaf waitMode = iota
+	// waitBackoff waits for the retry delay, or until a release of one of
+	// the keys is announced: the backoff after a split vote, which may
+	// have met a release that reached some nodes before the attempt and
+	// the others after it.
+	waitBackoff
+	// waitRelease waits for the release of one of the keys, at most the
+	// retry delay times the notifier's fallback factor.
+	waitRelease
+)
+
+// sleep waits between two attempts of a Lock, on a timer it reuses: for
+// the retry delay d, as mode says. A
+// waitRelease wait lasts at most d times the notifier's fallback factor,
+// or refusedFor when it is not 0 (the time the last attempt's nodes said
+// they would go on refusing), and d once too few nodes can notify
+// (causeShorten). A causeLook ends a waitBackoff or waitRelease wait at
+// once; ctx and the notifier's closing end any wait.
+func (w *Waiter) sleep(ctx context.Context, d time.Duration, mode waitMode, refusedFor time.Duration) error {
+	bound := d
+	if mode == waitRelease {
+		bound *= w.notifier.fallback()
+		if refusedFor > 0 && refusedFor < bound {
+			bound = refusedFor
+		}
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(bound)
+	} else {
+		w.timer.Reset(bound)
+	}
+	defer w.timer.Stop()
+	if mode == waitDeaf {
+		select {
+		case <-w.timer.C:
+			return nil
+		case <-w.notifier.config.Closing:
+			return nil // the next attempt returns ErrClosed
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	start := time.Now()
+	w.listening.Store(true)
+	defer w.listening.Store(false)
+	for {
+		causes := w.causes.Swap(0)
+		if causes&causeLook != 0 || (causes&causeConfirmedLate != 0 && w.split) {
+			return nil
+		}
+		if causes&causeShorten != 0 && bound > d {
+			bound = d
+			w.timer.Reset(d - time.Since(start))
+		}
+		select {
+		case <-w.timer.C:
+			return nil
+		case <-w.notify:
+		case <-w.notifier.config.Closing:
+			return nil // the next attempt returns ErrClosed
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// AttemptBegan notes, for a waiter whose first attempt was made before it
+// had the turn, the value of Notifier.Unheard when that attempt began.
+func (w *Waiter) AttemptBegan(unheard uint64) { w.unheardBefore = unheard }

@@ -1,0 +1,144 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/waiting"
+	"github.com/lockmux/lockmux/resp"
+)
+
+// releasedChannelPrefix starts the pub/sub channel on which the release
+// script announces that a key is free; the key follows it.
+const releasedChannelPrefix = naming.ReleasedChannelPrefix
+
+// releaseChannelsRule is the ACL rule that lets a user publish and
+// subscribe to the release channels.
+const releaseChannelsRule = naming.ReleaseChannelsRule
+
+// notificationFallback is how many retry delays a Lock that listens for a
+// release waits at most (waiting.NotificationFallback).
+const notificationFallback = waiting.NotificationFallback
+
+// releaseIdentityLength is the length of the identity under which a
+// release is announced: 16 hexadecimal digits of a random 64-bit number,
+// drawn by each Unlock.
+const releaseIdentityLength = 16
+
+// newReleaseIdentity fills dst with a new release identity. It tells one
+// release from another, also when holds repeat their token
+// (MutexOptions.Token); it needs to be unique, not secret.
+func newReleaseIdentity(dst *[releaseIdentityLength]byte) {
+	const digits = "0123456789abcdef"
+	random := rand.Uint64()
+	for i := range dst {
+		dst[i] = digits[random&15]
+		random >>= 4
+	}
+}
+
+// waitState is what a Mutex keeps for the waits of a Lock between two
+// attempts: the room's Waiter, and what the Lock reports and sends. It
+// belongs to the goroutine that has the turn.
+type waitState struct {
+	waiting.Waiter
+
+	// failed is the tally of the last failed attempt, and failedElapsed
+	// its time: the error a Lock returns is made from them only if it
+	// returns, so that a Lock that waits allocates nothing per attempt.
+	failed        tally
+	failedElapsed time.Duration
+	channels      []string // the release channels of the keys: made on first use, under the notifier's mutex
+
+	// line is a fair Mutex's place in line while its Lock waits.
+	line fairLine
+}
+
+// waitingLock is a Mutex as the waiting room sees it (waiting.Lock).
+type waitingLock Mutex
+
+// Kind returns the kind of the Mutex's holds.
+func (l *waitingLock) Kind() waiting.Kind {
+	switch l.kind {
+	case kindWrite:
+		return waiting.KindWrite
+	case kindRead:
+		return waiting.KindRead
+	case kindFair:
+		return waiting.KindFair
+	}
+	return waiting.KindPlain
+}
+
+// ReleasedChannels returns the Mutex's release channels.
+func (l *waitingLock) ReleasedChannels() []string { return (*Mutex)(l).releasedChannels() }
+
+// releasedChannels returns the channels on which the releases of the
+// Mutex's keys are announced, one per key. The caller holds the
+// notifier's mutex.
+func (m *Mutex) releasedChannels() []string {
+	if m.wait.channels == nil {
+		m.wait.channels = make([]string, len(m.keys))
+		for i, key := range m.keys {
+			m.wait.channels[i] = m.client.releasedChannel(key)
+		}
+	}
+	return m.wait.channels
+}
+
+// retryDelay draws the retry delay after the failed attempt number of a
+// Lock (from 1), from the Mutex's retry range (waiting.RetryDelay).
+func (m *Mutex) retryDelay(number int) time.Duration {
+	return waiting.RetryDelay(number, m.options.RetryDelayMin, m.options.RetryDelayMax, m.options.RetryBackoff)
+}
+
+// initNotifier readies the notifier of a Client whose nodes are known.
+func (c *Client) initNotifier() {
+	c.notifier.Init(waiting.Config{Nodes: len(c.addresses), Need: c.need, Sharded: c.hasCluster,
+		Closed: c.closed.Load, Closing: c.closing, Subscribe: c.subscribe})
+}
+
+// subscribe makes the subscription connections of the notifier, one per
+// node. Unless Options.Protocol is ProtocolRESP2, they also watch the keys
+// of the renewed holds.
+func (c *Client) subscribe() *mux.Subscriber {
+	n := &c.notifier
+	options := mux.SubscribeOptions{OnConnect: c.resubscribe, OnPush: n.Deliver, OnUnavailable: c.notificationsUnavailable}
+	if c.options.Protocol != ProtocolRESP2 {
+		options.OnInvalidate, options.OnTrackingUnavailable = c.watcher.invalidated, c.watcher.unavailable
+	}
+	return c.group.Subscribe(options)
+}
+
+// resubscribe tells the watcher, then the notifier, that node's
+// subscription connection is new.
+func (c *Client) resubscribe(node int) {
+	c.watcher.reconnected(node)
+	c.notifier.Resubscribe(node)
+}
+
+// notificationsUnavailable marks a node as unable to notify, for the life
+// of the Client, and tells the observer once per node: it speaks only
+// RESP2, Options.Protocol is ProtocolRESP2, or its ACL refused the release
+// channels (the mux.Subscriber finds out, and reports each node once).
+func (c *Client) notificationsUnavailable(node int, cause error) {
+	err := fmt.Errorf("%w: %s: %w", ErrNotificationsUnavailable, c.addresses[node], cause)
+	var refusal *resp.ServerError
+	if errors.As(cause, &refusal) {
+		if isConfigError(refusal.Message) {
+			err = fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		err = fmt.Errorf("%w; allow the release channels to the user with the ACL rule %sPATTERN, with the pattern of the lock keys (%s for every key)",
+			err, naming.ReleasedChannelPrefix, releaseChannelsRule)
+	}
+	if !c.notifier.Unavailable(node, err) {
+		return
+	}
+	if observer := c.options.Observer; observer != nil {
+		observer.OnNodeError(NodeErrorEvent{Operation: OperationSubscribe, Address: c.addresses[node], Outcome: OutcomeError, Err: err})
+	}
+}
