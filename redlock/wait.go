@@ -42,20 +42,16 @@ func newReleaseIdentity(dst *[releaseIdentityLength]byte) {
 }
 
 // waitState is what a Mutex keeps for the waits of a Lock between two
-// attempts: the room's Waiter, and what the Lock reports and sends. It
-// belongs to the goroutine that has the turn.
+// attempts. It belongs to the goroutine that has the turn.
 type waitState struct {
 	waiting.Waiter
 
 	// failed is the tally of the last failed attempt, and failedElapsed
-	// its time: the error a Lock returns is made from them only if it
-	// returns, so that a Lock that waits allocates nothing per attempt.
+	// its time: a Lock's error is made from them only when it returns.
 	failed        tally
 	failedElapsed time.Duration
 	channels      []string // the release channels of the keys: made on first use, under the notifier's mutex
-
-	// line is a fair Mutex's place in line while its Lock waits.
-	line fairLine
+	line          fairLine // a fair Mutex's place in line while its Lock waits
 }
 
 // waitingLock is a Mutex as the waiting room sees it (waiting.Lock).
@@ -122,9 +118,8 @@ func (c *Client) resubscribe(node int) {
 }
 
 // notificationsUnavailable marks a node as unable to notify, for the life
-// of the Client, and tells the observer once per node: it speaks only
-// RESP2, Options.Protocol is ProtocolRESP2, or its ACL refused the release
-// channels (the mux.Subscriber finds out, and reports each node once).
+// of the Client, and tells the observer once: it speaks only RESP2 (or
+// Options.Protocol says so), or its ACL refused the release channels.
 func (c *Client) notificationsUnavailable(node int, cause error) {
 	err := fmt.Errorf("%w: %s: %w", ErrNotificationsUnavailable, c.addresses[node], cause)
 	var refusal *resp.ServerError

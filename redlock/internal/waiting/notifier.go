@@ -35,17 +35,11 @@ type Config struct {
 }
 
 // Notifier wakes the Waiters of a Client's locks when a lock is released.
-// It keeps one subscription connection per node, shared by every waiter, subscribed to the channels of the keys that somebody waits for
-// (every key of a multi-key lock) and to nothing else. The connections
-// and their listening goroutines start with the first waiter and end with
-// the Client.
-//
-// A node that cannot notify (it speaks only RESP2, Options.Protocol is
-// ProtocolRESP2, or its ACL refuses the release channels) is found out
-// once, by the handshake of its connection or by the refusal of a
-// subscription, and marked for the life of the Client. The other nodes go
-// on notifying. While fewer than a quorum of nodes can notify, waiters
-// retry at the retry delay. Init readies it; it is safe for concurrent use.
+// It keeps one subscription connection per node, shared by every waiter,
+// from the first waiter to Close. They listen on the channels of the keys
+// somebody waits for. A node that cannot notify is marked for good
+// (Unavailable). While fewer than a quorum can notify, waiters retry at the
+// retry delay. Init readies it; it is safe for concurrent use.
 type Notifier struct {
 	config Config
 
@@ -60,12 +54,8 @@ type Notifier struct {
 	cannot     []error                    // per node, why it cannot notify; nil while it can
 	notifying  int                        // the nodes that can notify
 
-	// idle lists the channels nobody waits on, whose subscriptions are
-	// kept for the next waiter, the oldest first: at most IdleLimit (see
-	// idleChannels). unheard numbers the releases announced on them,
-	// read without mu.
-	idle    idleChannels
-	unheard atomic.Uint64
+	idle    idleChannels  // the channels nobody waits on, kept subscribed
+	unheard atomic.Uint64 // numbers the releases announced on idle channels
 }
 
 // Init readies n for the Client that config describes.
@@ -85,9 +75,8 @@ type channelWaiters struct {
 	subscriptions []subscriptionState
 	confirmations int
 
-	// While nobody waits on the channel, it is linked into Notifier.idle,
-	// and unheard is the number (Notifier.unheard) of the last release
-	// announced on it since.
+	// While nobody waits on it, the channel is in Notifier.idle, and
+	// unheard numbers the last release announced on it since.
 	idlePrevious, idleNext *channelWaiters
 	isIdle                 bool
 	unheard                uint64
@@ -98,15 +87,9 @@ type channelWaiters struct {
 type subscriptionState uint8
 
 const (
-	// subscriptionSent: the SUBSCRIBE is sent, or waits for the node's
-	// connection, and not confirmed yet.
-	subscriptionSent subscriptionState = iota
-	// subscriptionConfirmed: the node confirmed it.
-	subscriptionConfirmed
-	// subscriptionRenewed: it was confirmed, the node's connection was
-	// replaced, and the SUBSCRIBE is sent again: a release may have gone
-	// unheard in between.
-	subscriptionRenewed
+	subscriptionSent      subscriptionState = iota // sent, or waiting for the connection
+	subscriptionConfirmed                          // confirmed by the node
+	subscriptionRenewed                            // sent again on a new connection: a release may have gone unheard
 )
 
 // register adds w to the waiters of each of its keys and subscribes to the

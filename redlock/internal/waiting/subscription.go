@@ -77,16 +77,10 @@ func (n *Notifier) unsubscribed(node int, channel string, waiters *channelWaiter
 }
 
 // confirmed counts node's confirmation of the subscription to channel.
-// When it makes a quorum, the waiters that wait for it look once more, if
-// a quorum confirmed every one of their channels: a release between their
-// failed attempt and their subscription would have gone unheard. A later
-// first confirmation ends the wait of those whose last attempt was a
-// split vote (causeConfirmedLate): a release may have reached this node
-// before its subscription and the others after that attempt, so that the
-// nodes that announce it make no quorum. After an attempt that every node
-// refused, the release comes later everywhere, and the quorum hears it. A
-// confirmation after a reconnection wakes one waiter, as a release does:
-// one may have gone unheard. The caller holds n.mu.
+// The confirmation that makes a quorum makes its waiters look once, when
+// a quorum confirmed all their channels. A later one ends the wait after
+// a split vote (causeConfirmedLate). One on a new connection wakes a
+// waiter, as a release does. The caller holds n.mu.
 func (n *Notifier) confirmed(node int, channel string, waiters *channelWaiters) {
 	if node >= len(waiters.subscriptions) || waiters.subscriptions[node] == subscriptionConfirmed {
 		return

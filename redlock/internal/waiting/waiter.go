@@ -7,19 +7,15 @@ import (
 	"time"
 )
 
-// The causes that end a Lock's wait for a release early (Waiter.causes).
+// The causes that end a wait early (Waiter.causes).
 const (
-	// causeLook asks for an attempt now: a release of one of the keys was
-	// announced, the subscription was confirmed, or renewed after a
-	// reconnection.
+	// causeLook asks for an attempt now: a release, or a subscription
+	// confirmed or renewed.
 	causeLook uint32 = 1 << iota
-	// causeShorten says that too few nodes can notify any more: the wait
-	// ends at the retry delay, not at the fallback.
+	// causeShorten ends a wait at the retry delay: too few nodes notify.
 	causeShorten
-	// causeConfirmedLate says that a node confirmed the subscription after
-	// a quorum had: it ends the wait of a Lock whose last attempt was a
-	// split vote (Waiter.split), which may have met a release that this
-	// node announced before it was subscribed (see Notifier.confirmed).
+	// causeConfirmedLate ends the wait after a split vote (Waiter.split):
+	// a node confirmed the subscription after a quorum had.
 	causeConfirmedLate
 )
 
@@ -31,47 +27,28 @@ type Waiter struct {
 	lock     Lock
 	timer    *time.Timer
 
-	// causes holds the causes (causeLook, causeShorten) that came since
-	// the last attempt began, and notify a token when one came: the
-	// notifier sets them (wake), the Lock takes them (sleep, startAttempt).
+	// causes holds the causes that came since the last attempt began, and
+	// notify a token when one came: wake sets them, the waiter takes them.
 	causes atomic.Uint32
 	notify chan struct{}
 
-	// listening is set while the waiter waits for a release; the notifier
-	// clears it when it picks this waiter for one.
-	listening atomic.Bool
+	listening     atomic.Bool  // waits for a release; cleared when picked for one
+	releaseWakes  atomic.Int32 // releases picked for that no completed attempt followed
+	unheardBefore uint64       // Notifier.unheard when the attempt before registering began
+	split         bool         // the last attempt won a part, not all it needed
 
-	// releaseWakes counts the releases this waiter was picked for that no
-	// completed attempt has followed yet: a waiter that leaves without the
-	// lock passes such a wake-up on (Notifier.unregister).
-	releaseWakes atomic.Int32
-
-	// unheardBefore is Notifier.unheard when the last attempt before the
-	// waiter registered began: a release announced on an idle channel
-	// after it makes the waiter look once more (Notifier.register).
-	unheardBefore uint64
-
-	// split is set before a wait when the last attempt won a part but not
-	// all it needed: a release may have reached some nodes before it and
-	// the others after it.
-	split bool
-
-	// Guarded by Notifier.mu. subscribing is set while the waiter waits
-	// for a quorum of nodes to confirm its subscriptions, and then looks
-	// once; wokenOn is the channel of the last release it was picked for,
-	// and pickedFor that release's hash (releaseHash).
+	// Guarded by Notifier.mu. subscribing is set until a quorum confirms
+	// the subscriptions; wokenOn and pickedFor are the channel and hash of
+	// the last release picked for; lineID is a fair lock's identity in
+	// line while lined is set.
 	subscribing bool
 	wokenOn     string
 	pickedFor   uint64
-	// lineID is a fair lock's identity in line while lined is set, as
-	// the releases name the first in line (see Notifier.wakeFirstInLine).
-	lineID [WaiterIDLength]byte
-	lined  bool
+	lineID      [WaiterIDLength]byte
+	lined       bool
 
-	// subscribed is set while the waiter is registered with the notifier;
-	// answered counts the release wake-ups its attempt answers.
-	subscribed bool
-	answered   int32
+	subscribed bool  // registered with the notifier
+	answered   int32 // the release wake-ups the attempt under way answers
 }
 
 // Kind is what a lock's holds are, as far as waking its waiters goes.
@@ -200,26 +177,15 @@ func RetryDelay(number int, low, high time.Duration, backoff bool) time.Duration
 type waitMode uint8
 
 const (
-	// waitDeaf waits for the retry delay; announced releases do not end
-	// it.
-	waitDeaf waitMode = iota
-	// waitBackoff waits for the retry delay, or until a release of one of
-	// the keys is announced: the backoff after a split vote, which may
-	// have met a release that reached some nodes before the attempt and
-	// the others after it.
-	waitBackoff
-	// waitRelease waits for the release of one of the keys, at most the
-	// retry delay times the notifier's fallback factor.
-	waitRelease
+	waitDeaf    waitMode = iota // the retry delay; releases do not end it
+	waitBackoff                 // the retry delay, or until a release: after a split vote
+	waitRelease                 // until a release, at most the fallback
 )
 
-// sleep waits between two attempts of a Lock, on a timer it reuses: for
-// the retry delay d, as mode says. A
-// waitRelease wait lasts at most d times the notifier's fallback factor,
-// or refusedFor when it is not 0 (the time the last attempt's nodes said
-// they would go on refusing), and d once too few nodes can notify
-// (causeShorten). A causeLook ends a waitBackoff or waitRelease wait at
-// once; ctx and the notifier's closing end any wait.
+// sleep waits for the retry delay d, as mode says, on a reused timer. A
+// waitRelease wait lasts at most d times the fallback factor, or
+// refusedFor when not 0, and d after causeShorten. A causeLook ends a
+// waitBackoff or waitRelease wait. ctx and Config.Closing end any wait.
 func (w *Waiter) sleep(ctx context.Context, d time.Duration, mode waitMode, refusedFor time.Duration) error {
 	bound := d
 	if mode == waitRelease {

@@ -76,21 +76,12 @@ func releaseHash(identity []byte) uint64 {
 	return hash | 1
 }
 
-// wakeOne wakes one of the waiters of a released lock, the one that waits
-// longest among those listening for a release and not yet picked for one:
-// one release makes one holder, and waking them all would only make them
-// collide. When none listens (they are all trying, or backing off after a
-// split vote), the first that has no attempt due yet gets the wake-up at
-// its next wait. A waiter that leaves without the lock passes the wake-up
-// on (see Notifier.unregister); the others try again on their own after
-// the fallback delay. A read/write lock's waiting writer goes first, and
-// a reader picked wakes the other readers of the channel with it: readers
-// share the lock.
-//
-// A release of several keys is announced on each of their channels: when
-// a waiter picked for the same release (its hash, release) on another
-// channel waits on this one too, its attempt tries this key as well, and
-// nobody else is woken. The caller holds n.mu.
+// wakeOne wakes one waiter of a released lock: the longest listening and
+// not picked yet, else the first with no attempt due, at its next wait.
+// A writer goes first; a reader wakes the channel's other readers too.
+// Nobody is woken when a waiter picked for the same release (its hash)
+// on another channel waits on this one: its attempt tries this key too.
+// The caller holds n.mu.
 func (n *Notifier) wakeOne(channel string, waiters *channelWaiters, release uint64) {
 	if waiters.isIdle {
 		waiters.unheard = n.unheard.Add(1) // see Deliver
