@@ -1,0 +1,27 @@
+// Package internal holds no code: it is the tour of the lock package's
+// engine, one Lock in the order the algorithm runs it.
+//
+//  1. Exclusion in this process. Mutex.Lock takes the Mutex's turn
+//     (redlock/mutex.go): one goroutine of the process acquires at a time.
+//  2. The command. Mutex.attempt (redlock/acquire.go) draws a token and
+//     writes the acquisition into the Mutex's round (redlock/round.go): its
+//     row of the protocol table (redlock/protocol.go) names its keys and
+//     arguments (redlock/protocol_parts.go) and its script (protocol).
+//  3. The round. mux.Group.Send writes the command to every node at once,
+//     each on its one connection (conn); with the quarantine on, the read
+//     of the node's marker follows each vote in the same write.
+//  4. The replies. mux.Group.Wait hands each reply to the tally
+//     (redlock/tally.go), which reads it by its row (protocol) and asks the
+//     quarantine (redlock/quarantine.go) whether the vote counts.
+//  5. The quorum. A quorum of votes and a positive validity, the TTL less
+//     the time spent and the drift allowance (redlock/quorum.go), make a
+//     hold (redlock/hold.go). Its end is watched (redlock/ends.go), its
+//     renewal scheduled (redlock/renewal.go), its keys watched for cuts
+//     (redlock/watch.go).
+//  6. The wait. A failed attempt releases what it set, and the Mutex waits
+//     (redlock/wait.go, waiting): for its retry delay, or until a release
+//     of its key is announced by a quorum.
+//  7. The release. Mutex.Unlock (redlock/release.go) ends the hold and
+//     sends the release, which the transport finishes whoever waits; a
+//     waiter of this process is woken at once.
+package internal
