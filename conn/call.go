@@ -138,6 +138,13 @@ func (c *Call) clearCarry() {
 // first Send: the one to Wait on, Collect or Abandon it.
 func (c *Call) SentOn() *Conn { return c.sentOn }
 
+// FollowedBy returns the call that Conn.SendFollowed sent right behind
+// this one in its last send, nil when that send was a plain Send, or when
+// the call was not sent (Fail). A call sent again elsewhere, after a
+// redirect say, has none: the follow-up then tells nothing of the server
+// that answered.
+func (c *Call) FollowedBy() *Call { return c.follow }
+
 // Deadline returns the deadline the call was last sent with (see
 // Conn.Send), zero before its first Send. Read it once Wait returned.
 func (c *Call) Deadline() time.Time { return c.deadline }
@@ -146,7 +153,7 @@ func (c *Call) Deadline() time.Time { return c.deadline }
 // no connection can take it, for a caller that routes calls to Conns
 // itself and found none: SentOn is then nil, and the call needs no Wait.
 func (c *Call) Fail(err error) {
-	c.sentOn = nil
+	c.sentOn, c.follow = nil, nil
 	c.Reply, c.Err, c.Latency = resp.Value{}, err, 0
 	c.state, c.abandoned, c.retried = callIdle, false, false
 }

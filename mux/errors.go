@@ -47,6 +47,12 @@ var (
 	// re-exported.
 	ErrUnfinished = conn.ErrUnfinished
 
+	// ErrNotFollowed is matched by the error of Round.FollowUpReply when
+	// a Redis Cluster's redirect or TRYAGAIN sent the round's command again
+	// without its follow-up (to a master the slot map does not know): the
+	// follow-up's reply tells nothing of the master that answered.
+	ErrNotFollowed = errors.New("mux: the command was sent again without its follow-up (a redirect or a TRYAGAIN)")
+
 	// ErrRedirectLoop is matched by the outcome of a command that a Redis
 	// Cluster member redirected more than 5 times: its slot moves faster
 	// than the cluster answers. The command was not applied.

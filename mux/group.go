@@ -182,10 +182,15 @@ func (g *Group) Queue(round *Round, deadline time.Time) (buffered bool) {
 		}
 		call.CopyCommand(&round.call)
 		if round.FollowUp && round.followUp != nil {
-			if plain, ok := node.(*conn.Conn); ok {
-				follow := &round.followUpCalls[i]
+			follow := &round.followUpCalls[i]
+			switch member := node.(type) {
+			case *conn.Conn:
 				follow.CopyCommand(round.followUp)
-				plain.SendFollowed(call, follow, deadline)
+				member.SendFollowed(call, follow, deadline)
+				round.followed[i] = true
+				continue
+			case *cluster.Cluster:
+				member.SendFollowed(call, follow, round.followUpScript, round.followUpKey, deadline)
 				round.followed[i] = true
 				continue
 			}
@@ -234,8 +239,13 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 			return call.Err
 		}
 		if round.followed[i] {
+			// A follow-up is waited for where it was sent: on a Redis
+			// Cluster, a redirect would read another master.
 			follow := &round.followUpCalls[i]
-			if node.Wait(ctx, follow); follow.Abandoned() {
+			if sentOn := follow.SentOn(); sentOn != nil {
+				sentOn.Wait(ctx, follow)
+			}
+			if follow.Abandoned() {
 				g.Discard(round)
 				return follow.Err
 			}

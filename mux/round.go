@@ -42,6 +42,10 @@ type Round struct {
 	followUp      *conn.Call
 	followUpCalls []conn.Call
 	followed      []bool // the servers sent the follow-up in the last Send
+	// followUpScript and followUpKey are SetFollowUp's, for the Redis
+	// Cluster members, whose follow-up's key depends on the master.
+	followUpScript *conn.Script
+	followUpKey    string
 }
 
 // NewRound returns a Round sized for this Group.
@@ -51,24 +55,34 @@ func (g *Group) NewRound() *Round {
 }
 
 // SetFollowUp sets the command that FollowUp sends after the round's own:
-// script, called by its SHA1 with key as its one key.
+// script, called by its SHA1 with key as its one key. On a Redis Cluster
+// member, its key is key + ":{tag}", tag being the hash tag of the master
+// the round's command went to (see Group.MasterTags): each master answers
+// for itself.
 func (r *Round) SetFollowUp(script *Script, key string) {
 	if r.followUp == nil {
 		r.followUp, r.followUpCalls = &conn.Call{}, make([]conn.Call, len(r.calls))
 	}
 	r.followUp.SetScript(script.script, 1, 0)
 	r.followUp.Command = resp.AppendBulkString(r.followUp.Command, key)
+	r.followUpScript, r.followUpKey = script.script, key
 }
 
 // FollowUpReply returns server node's reply to the follow-up command of
 // the last round, whether it was sent, and the transport failure that kept
 // the reply from arriving. A server error reply is a Reply of type
-// resp.TypeError.
+// resp.TypeError. On a Redis Cluster member, a command that a redirect or
+// a TRYAGAIN sends again is followed up again where it goes; when it was
+// sent again without its follow-up, the error matches ErrNotFollowed.
 func (r *Round) FollowUpReply(node int) (resp.Value, bool, error) {
 	if !r.followed[node] {
 		return resp.Value{}, false, nil
 	}
-	return r.followUpCalls[node].Reply, true, r.followUpCalls[node].Err
+	follow := &r.followUpCalls[node]
+	if r.calls[node].FollowedBy() != follow && follow.Err == nil {
+		return resp.Value{}, true, ErrNotFollowed
+	}
+	return follow.Reply, true, follow.Err
 }
 
 // Skip leaves server node out of the next Send: it is not sent the

@@ -45,12 +45,33 @@ type Cluster struct {
 	rechecked  atomic.Int64 // when a master last could not be reached, in Unix nanoseconds (see Unreachable)
 }
 
-// slotMap says which master serves each slot, and lists the masters and
-// their addresses ("host:port"): every owner is among the masters.
+// slotMap says which master serves each slot, and lists the masters, their
+// addresses ("host:port") and their hash tags (masterTag, "" for a master
+// that serves no slot): every owner is among the masters.
 type slotMap struct {
 	owner     [SlotCount]*conn.Conn
 	masters   []*conn.Conn
 	hostPorts []string
+	tags      []string
+}
+
+// tagMasters sets the map's tags, one per master: the smallest hash tag of
+// the slots it serves (SlotTag), so that a key that holds "{tag}" goes to
+// that master.
+func (m *slotMap) tagMasters() {
+	smallest := make(map[*conn.Conn]uint32, len(m.masters))
+	table := slotTags()
+	for slot, owner := range m.owner {
+		if tag, seen := smallest[owner]; owner != nil && (!seen || table[slot] < tag) {
+			smallest[owner] = table[slot]
+		}
+	}
+	m.tags = make([]string, len(m.masters))
+	for i, master := range m.masters {
+		if tag, serves := smallest[master]; serves {
+			m.tags[i] = strconv.FormatUint(uint64(tag), 10)
+		}
+	}
 }
 
 // Options configures a Cluster.
@@ -258,16 +279,23 @@ func (c *Cluster) routeSlot(slot int) *conn.Conn {
 // a slot without one, and its address ("host:port"); nil and "" for a nil
 // map.
 func (m *slotMap) route(slot int) (*conn.Conn, string) {
+	master, i := m.routeIndex(slot)
+	if i < 0 {
+		return master, ""
+	}
+	return master, m.hostPorts[i]
+}
+
+// routeIndex returns the master of slot in the map, as route does, and its
+// place in the map's masters; nil and -1 for a nil map.
+func (m *slotMap) routeIndex(slot int) (*conn.Conn, int) {
 	if m == nil || len(m.masters) == 0 {
-		return nil, ""
+		return nil, -1
 	}
 	if slot == AnySlot || m.owner[slot] == nil {
-		return m.masters[0], m.hostPorts[0]
+		return m.masters[0], 0
 	}
-	if i := slices.Index(m.masters, m.owner[slot]); i >= 0 { // always, as the map is made
-		return m.masters[i], m.hostPorts[i]
-	}
-	return m.owner[slot], ""
+	return m.owner[slot], slices.Index(m.masters, m.owner[slot]) // always found, as the map is made
 }
 
 // Send queues call on the master of its slot (see SendTo).
@@ -342,17 +370,10 @@ func (c *Cluster) MasterTags(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 	}
-	smallest := make(map[*conn.Conn]uint32, len(slots.masters))
-	table := slotTags()
-	for slot, owner := range slots.owner {
-		if tag, seen := smallest[owner]; owner != nil && (!seen || table[slot] < tag) {
-			smallest[owner] = table[slot]
-		}
-	}
-	tags := make([]string, 0, len(smallest))
-	for _, master := range slots.masters {
-		if tag, serves := smallest[master]; serves {
-			tags = append(tags, strconv.FormatUint(uint64(tag), 10))
+	tags := make([]string, 0, len(slots.tags))
+	for _, tag := range slots.tags {
+		if tag != "" {
+			tags = append(tags, tag)
 		}
 	}
 	return tags, nil

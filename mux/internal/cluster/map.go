@@ -99,6 +99,7 @@ func (c *Cluster) mapOf(ranges []slotRange) (*slotMap, error) {
 	if len(slots.masters) == 0 {
 		return nil, fmt.Errorf("%w: %s: no slot has a master", ErrClusterMap, c.name)
 	}
+	slots.tagMasters()
 	return slots, nil
 }
 

@@ -52,6 +52,9 @@ func (c *Cluster) Wait(ctx context.Context, call *conn.Call) {
 func (c *Cluster) await(ctx context.Context, call *conn.Call, until time.Time, tries int) (tryAgain bool) {
 	var asked []*conn.Conn // the connections made for ASK redirects
 	closeAsked := func() {
+		if follow := call.FollowedBy(); follow != nil && slices.Contains(asked, follow.SentOn()) {
+			settle(ctx, follow) // answered before its connection closes
+		}
 		for _, private := range asked {
 			go private.Close() // the reply came, or the call is carried to its end
 		}
@@ -71,10 +74,11 @@ func (c *Cluster) await(ctx context.Context, call *conn.Call, until time.Time, t
 		if call.Err != nil || call.Abandoned() || call.Reply.Type != resp.TypeError {
 			return false
 		}
+		follow := call.FollowedBy() // sent again with the call, where the call goes (refollow)
 		if isTryAgain(call.Reply.Str) {
 			closeAsked() // answered: a try asks anew
 			backoff = conn.NextBackoff(backoff, 0, tryAgainBackoffMin, tryAgainBackoffMax)
-			if tries == 0 || !c.sendAgain(ctx, call, backoff, until) {
+			if tries == 0 || !c.sendAgain(ctx, call, follow, backoff, until) {
 				return true
 			}
 			tries--
@@ -90,7 +94,7 @@ func (c *Cluster) await(ctx context.Context, call *conn.Call, until time.Time, t
 			return false
 		}
 		if redirect.ask {
-			if private := c.ask(ctx, call, redirect.hostPort); private != nil {
+			if private := c.ask(ctx, call, follow, redirect.hostPort); private != nil {
 				asked = append(asked, private)
 			}
 			continue
@@ -100,8 +104,7 @@ func (c *Cluster) await(ctx context.Context, call *conn.Call, until time.Time, t
 			call.Fail(fmt.Errorf("mux: %s: redirected to %s: %w", c.name, redirect.hostPort, err))
 			return false
 		}
-		target.Send(call, time.Now().Add(c.options.RequestTimeout))
-		target.Flush()
+		c.refollow(ctx, target, redirect.hostPort, call, follow, time.Now().Add(c.options.RequestTimeout))
 	}
 }
 
@@ -110,9 +113,10 @@ func isTryAgain(text []byte) bool { return string(resp.ErrorCode(text)) == "TRYA
 
 // sendAgain sends call again to the master of its slot after pause, its
 // reply due by until or within the request timeout, whichever comes
-// first. It reports false, and leaves call as it is, when ctx ends first,
-// when it could not send by until, or when the member is closed.
-func (c *Cluster) sendAgain(ctx context.Context, call *conn.Call, pause time.Duration, until time.Time) bool {
+// first, followed by follow when it is not nil (see refollow). It reports
+// false, and leaves call as it is, when ctx ends first, when it could not
+// send by until, or when the member is closed.
+func (c *Cluster) sendAgain(ctx context.Context, call, follow *conn.Call, pause time.Duration, until time.Time) bool {
 	if time.Now().Add(pause).After(until) {
 		return false
 	}
@@ -129,7 +133,18 @@ func (c *Cluster) sendAgain(ctx context.Context, call *conn.Call, pause time.Dur
 	if closed {
 		return false
 	}
-	c.SendTo(c.route(call.Command), call, minTime(until, time.Now().Add(c.options.RequestTimeout)))
+	deadline := minTime(until, time.Now().Add(c.options.RequestTimeout))
+	if follow != nil {
+		slot := AnySlot
+		if key, ok := routingKey(call.Command); ok {
+			slot = SlotOf(key)
+		}
+		if master, hostPort := c.slots.Load().route(slot); master != nil {
+			c.refollow(ctx, master, hostPort, call, follow, deadline)
+			return true
+		}
+	}
+	c.SendTo(c.route(call.Command), call, deadline)
 	if sentOn := call.SentOn(); sentOn != nil {
 		sentOn.Flush()
 	}
@@ -149,7 +164,7 @@ func (c *Cluster) carryThrough(call *conn.Call) {
 	go func() {
 		ctx, cancel := context.WithDeadline(context.Background(), carried.CarryUntil)
 		defer cancel()
-		if !c.sendAgain(ctx, carried, tryAgainBackoffMin, carried.CarryUntil) ||
+		if !c.sendAgain(ctx, carried, nil, tryAgainBackoffMin, carried.CarryUntil) ||
 			!c.await(ctx, carried, carried.CarryUntil, math.MaxInt) {
 			return
 		}
@@ -188,7 +203,7 @@ func (c *Cluster) follow(call *conn.Call, to Redirect) {
 	ctx, cancel := context.WithDeadline(context.Background(), call.CarryUntil)
 	defer cancel()
 	if to.ask {
-		private := c.ask(ctx, call, to.hostPort)
+		private := c.ask(ctx, call, nil, to.hostPort)
 		if private == nil {
 			return
 		}
@@ -222,9 +237,10 @@ func (c *Cluster) Asked(call *conn.Call) bool {
 }
 
 // ask sends call, after ASKING, to the master at hostPort on a connection
-// of its own, which it returns for the caller to close once the reply
-// came; nil when it failed the call.
-func (c *Cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *conn.Conn {
+// of its own, followed by follow when it is not nil (see refollow), and
+// returns the connection for the caller to close once the replies came;
+// nil when it failed the call.
+func (c *Cluster) ask(ctx context.Context, call, follow *conn.Call, hostPort string) *conn.Conn {
 	private, err := c.passingConn(hostPort)
 	if err != nil {
 		call.Fail(fmt.Errorf("mux: %s: asked to %s: %w", c.name, hostPort, err))
@@ -239,8 +255,7 @@ func (c *Cluster) ask(ctx context.Context, call *conn.Call, hostPort string) *co
 		go private.Close()
 		return nil
 	}
-	private.Send(call, time.Now().Add(c.options.RequestTimeout))
-	private.Flush()
+	c.refollow(ctx, private, hostPort, call, follow, time.Now().Add(c.options.RequestTimeout))
 	return private
 }
 
@@ -284,6 +299,7 @@ func (c *Cluster) Moved(to Redirect) (*conn.Conn, error) {
 			updated.masters = append(slices.Clip(updated.masters), target)
 			updated.hostPorts = append(slices.Clip(updated.hostPorts), to.hostPort)
 		}
+		updated.tagMasters()
 		if c.slots.CompareAndSwap(slots, &updated) {
 			c.mapChanged()
 		}
