@@ -71,10 +71,10 @@ type quarantineNode struct {
 	// failure is why its last reading failed, when the node answered.
 	failure atomic.Pointer[error]
 	armed   atomic.Int64 // how many times watchMarker armed its marker
-	// masters holds, for a Redis Cluster node, each master's end of
-	// quarantine (as until) by its address (mux.Round.Server): a failover
-	// of one shard keeps that shard alone out. until is the latest.
-	masters atomic.Pointer[map[string]int64]
+	// masters holds, for a Redis Cluster node, each master's verdict by
+	// its address (mux.Round.Server): a failover of one shard keeps that
+	// shard alone out. until is the latest.
+	masters atomic.Pointer[map[string]masterVerdict]
 }
 
 func newQuarantine(c *Client) *quarantine {
@@ -122,11 +122,12 @@ func (q *quarantine) excludes(node int, server string) (bool, time.Duration) {
 	}
 	until := n.until.Load()
 	if masters := n.masters.Load(); masters != nil && server != "" {
-		var known bool
-		if until, known = (*masters)[server]; !known {
+		verdict, known := (*masters)[server]
+		if !known {
 			q.connected(node)
 			return true, 0
 		}
+		until = verdict.until
 	}
 	left := time.Duration(until) - q.client.options.clock.Now().Sub(q.origin)
 	return left > 0, left
@@ -137,20 +138,46 @@ func (q *quarantine) excludes(node int, server string) (bool, time.Duration) {
 var errMarkerChanged = fmt.Errorf("%w: its epoch marker changed since it was read (a flush, a restart or a promotion), "+
 	"and it votes again once the marker is read", ErrQuarantined)
 
+// errNotFollowed is the error of a Redis Cluster node's vote that no
+// reading of its master's marker followed on the master that cast it.
+var errNotFollowed = fmt.Errorf("%w: its vote was redirected to another master (a resharding or a failover), "+
+	"where no reading of that master's epoch marker followed it", ErrQuarantined)
+
 // judge returns nil when node's confirmation in round counts, and the
-// error of its quarantine otherwise. A plain node's vote is followed, on
-// its connection, by a reading of its marker (mux.Round.FollowUp): the
-// vote counts only if the node still held the marker its verdict was read
-// from, whatever the notifications of a flush say and whenever they come.
+// error of its quarantine otherwise. A vote is followed, on the
+// connection that carried it, by a reading of the marker of the server
+// that cast it (mux.Round.FollowUp; on a Redis Cluster node, that
+// master's own marker): the vote counts only if that server still held
+// the marker and the replication ID its verdict was read from, whatever
+// the notifications of a flush or a promotion say and whenever they come.
+// A cluster's vote that no such reading followed does not count.
 func (q *quarantine) judge(node int, round *mux.Round) error {
-	if excluded, left := q.excludes(node, round.Server(node)); excluded {
+	server := round.Server(node)
+	if excluded, left := q.excludes(node, server); excluded {
 		return q.errQuarantined(node, left)
 	}
-	if reply, sent, err := round.FollowUpReply(node); sent && (err != nil || !q.nodes[node].stillMarked(reply)) {
+	n := &q.nodes[node]
+	reply, sent, err := round.FollowUpReply(node)
+	if masters := n.masters.Load(); masters != nil {
+		switch {
+		case errors.Is(err, mux.ErrNotFollowed):
+			return errNotFollowed
+		case !sent || err != nil || !marked(reply, (*masters)[server].marker):
+			q.connected(node)
+			return errMarkerChanged
+		}
+		return nil
+	}
+	if sent && (err != nil || !n.stillMarked(reply)) {
 		q.connected(node) // read it again before the node's next vote
 		return errMarkerChanged
 	}
 	return nil
+}
+
+// marked reports whether reply, markerLua's after a vote, is reading.
+func marked(reply resp.Value, reading string) bool {
+	return reading != "" && reply.Type == resp.TypeBulkString && string(reply.Str) == reading
 }
 
 // stillMarked reports whether reply, markerLua's after a vote, shows the
@@ -262,7 +289,7 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 	errs := make([]error, len(q.nodes))
 	for node := range q.nodes {
 		var reply resp.Value
-		var masters map[string]time.Duration // a cluster node's masters' marker ages
+		var masters map[string]masterReading // a cluster node's masters' readings
 		round := roundOf[node]
 		switch {
 		case byMaster[node]:
@@ -293,11 +320,11 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 			// the quarantine from start ends it no sooner than the node's.
 			n.until.Store(int64(start.Sub(q.origin) + q.threshold - age))
 			if masters != nil {
-				untils := make(map[string]int64, len(masters))
-				for server, age := range masters {
-					untils[server] = int64(start.Sub(q.origin) + q.threshold - age)
+				verdicts := make(map[string]masterVerdict, len(masters))
+				for server, read := range masters {
+					verdicts[server] = masterVerdict{until: int64(start.Sub(q.origin) + q.threshold - read.age), marker: read.marker}
 				}
-				n.masters.Store(&untils)
+				n.masters.Store(&verdicts)
 			}
 			n.failure.Store(nil)
 			if n.pending.Swap(false) {
@@ -309,32 +336,6 @@ func (q *quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 		}
 	}
 	return errs
-}
-
-// askMasters runs the epoch script with action on every master of node, a
-// Redis Cluster, each on a marker of its own. It answers as one node
-// would, with the age of the youngest marker, and gives each master's age
-// by the address of the server that answered: a failover or a flush of one
-// master keeps that master's shard out. A master that does not answer
-// makes the node's verdict unknown.
-func (q *quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, map[string]time.Duration, error) {
-	requests, err := epoch.AskMasters(ctx, q.client.group, node, epochLua.Source(), action, "")
-	if err != nil {
-		return resp.Value{}, nil, fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
-	}
-	youngest, ok := epoch.Youngest(requests)
-	if !ok {
-		if youngest == nil {
-			return resp.Value{}, nil, nil
-		}
-		return youngest.Reply().Clone(), nil, nil
-	}
-	ages := make(map[string]time.Duration, len(requests))
-	for _, request := range requests {
-		age, _ := epoch.Age(request.Reply())
-		ages[request.Server()] = time.Duration(age) * time.Millisecond
-	}
-	return youngest.Reply(), ages, nil
 }
 
 // markerWatchTag is the tag of the armings of the epoch markers: the
