@@ -191,6 +191,24 @@ func (c *Cluster) Crash(i int) *Server {
 	return replica
 }
 
+// Rejoin starts Masters[i] again after Crash(i), with the cluster
+// configuration it had and the data its persistence kept, and returns once
+// it follows the replica that took its place and every server says
+// cluster_state:ok. It then swaps Masters[i] and Replicas[i], so that the
+// shard is a master and its replica again: a later Crash(i) kills the
+// master that serves the shard now.
+func (c *Cluster) Rejoin(i int) {
+	c.t.Helper()
+	crashed, promoted := c.Masters[i], c.Replicas[i]
+	crashed.Restart(c.t)
+	c.waitFor("the crashed master to follow its replica", func() bool {
+		return strings.Contains(crashed.Do(c.t, "INFO", "replication"), "master_port:"+strconv.Itoa(promoted.Port())+"\r\n") &&
+			strings.Contains(crashed.Do(c.t, "INFO", "replication"), "master_link_status:up")
+	})
+	c.Masters[i], c.Replicas[i] = promoted, crashed
+	c.WaitOK()
+}
+
 // awaitPromotion waits, at most patience, for replica to answer as a
 // master; if it does not by then, it asks it again with CLUSTER FAILOVER
 // option, and waits for it as any wait of the Cluster.
