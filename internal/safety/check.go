@@ -77,6 +77,10 @@ type Options struct {
 	// NAME:readers (see ReadersKeySuffix): C1 lets them overlap each other,
 	// never a writer of NAME.
 	ReadWrite map[string]bool
+	// RequiredFaults names faults (see FaultName) that the run scheduled:
+	// each must have begun and healed at least once, or Report.Err fails
+	// the run, which would otherwise pass without them. None by default.
+	RequiredFaults []string
 }
 
 // Finding is one thing a check found.
@@ -135,12 +139,21 @@ type Report struct {
 	// CanaryViolations counts the violations found in each canary
 	// scenario, by the name of the scenario.
 	CanaryViolations map[string]int
+	// Faults counts the faults that began and healed, by name (see
+	// FaultName); MissingFaults lists those of Options.RequiredFaults
+	// that never did.
+	Faults        map[string]int
+	MissingFaults []string
 }
 
-// Err joins the findings that fail the run, or returns nil when every
-// finding is expected. It names at most 20 of them.
+// Err joins the findings that fail the run, and the required faults that
+// never ran, or returns nil when there are none. It names at most 20
+// findings.
 func (r *Report) Err() error {
 	var errs []error
+	if err := r.missingFaultsError(); err != nil {
+		errs = append(errs, err)
+	}
 	count := 0
 	for _, list := range [][]Finding{r.Violations, r.Stale, r.Fences, r.Resource, r.Truth, r.Liveness, r.Semaphores} {
 		for _, f := range list {
@@ -171,7 +184,7 @@ func Unexpected(list []Finding) []Finding {
 }
 
 // Check runs C1–C5 and C7 on history, which must be in stamp order as a
-// Recorder keeps it.
+// Recorder keeps it, and counts the faults injected.
 func Check(history []Event, options Options) *Report {
 	if options.DriftFactor == 0 {
 		options.DriftFactor = DefaultDriftFactor
@@ -183,7 +196,7 @@ func Check(history []Event, options Options) *Report {
 		options.LivenessWindow = DefaultLivenessWindow
 	}
 	ix := index(history)
-	report := &Report{Holds: ix.acquired, CanaryViolations: make(map[string]int)}
+	report := &Report{Holds: ix.acquired, CanaryViolations: make(map[string]int), Faults: make(map[string]int)}
 	for _, c := range ix.canaries {
 		report.CanaryViolations[c.name] += 0
 	}
@@ -193,5 +206,6 @@ func Check(history []Event, options Options) *Report {
 	checkTruth(ix, options, report)
 	checkLiveness(history, options, report)
 	checkSemaphores(history, ix, options, report)
+	countFaults(history, options, report)
 	return report
 }

@@ -469,3 +469,20 @@ func TestExclusionOfReadersAndWriters(t *testing.T) {
 	notDeclared.hold("rw:readers", "w2.g0#1", 0, 0, 20, 60, 1000)
 	assert.Len(t, notDeclared.check(safety.Options{}).Violations, 1)
 }
+
+// A fault counts once it began and healed; a required fault that only
+// began, or never did, fails the run by name.
+func TestFaultsCountedAndRequired(t *testing.T) {
+	var b builder
+	b.hold("k", "w1.g0#1", 1, 0, 10, 20, 1000)
+	b.add(30, safety.Event{Kind: safety.KindNemesis, What: "F25 slot moved (slot 7 of k)", Node: "cluster"})
+	b.add(40, safety.Event{Kind: safety.KindHeal, What: "F25 slot moved (slot 7 of k)", Node: "cluster"})
+	b.add(50, safety.Event{Kind: safety.KindNemesis, What: "F36 cluster master crashed"})
+	report := b.check(safety.Options{RequiredFaults: []string{"F25 slot moved"}})
+	require.NoError(t, report.Err())
+	assert.Equal(t, map[string]int{"F25 slot moved": 1}, report.Faults, "a fault that never healed is not counted")
+
+	report = b.check(safety.Options{RequiredFaults: []string{"F25 slot moved", "F36 cluster master crashed", "F1 kill -9"}})
+	assert.Equal(t, []string{"F36 cluster master crashed", "F1 kill -9"}, report.MissingFaults)
+	assert.ErrorContains(t, report.Err(), "F36 cluster master crashed; F1 kill -9")
+}
