@@ -110,7 +110,9 @@ func (c shortContext) start(parent context.Context, timeout time.Duration) (cont
 	case shortDeadline:
 		ctx, cancel := context.WithTimeout(parent, c.life)
 		deadline, _ := ctx.Deadline()
-		return ctx, &contextEnd{deadline: safety.Deadline(deadline)}, cancel
+		end := &contextEnd{deadline: safety.Deadline(deadline)}
+		stop := context.AfterFunc(ctx, func() { end.noticed.Store(safety.Now()) })
+		return ctx, end, func() { stop(); cancel() }
 	case shortCancel, shortCancelAtOnce:
 		ctx, cancel := context.WithCancel(parent)
 		end := &contextEnd{}
@@ -127,17 +129,28 @@ func (c shortContext) start(parent context.Context, timeout time.Duration) (cont
 // contextEnd tells when a short context ended, on the clock of
 // safety.Now.
 type contextEnd struct {
-	deadline int64        // the deadline of a deadline context
+	deadline int64 // the deadline of a deadline context
+	// noticed is when the process ran a function that the deadline
+	// context's end triggers (context.AfterFunc); 0 before.
+	noticed  atomic.Int64
 	canceled atomic.Int64 // when a cancelled context was cancelled; 0 before
 }
 
-// at returns when the context had ended by now, or 0 if it had not.
+// at returns when the context had ended by now, or 0 if it had not. A
+// deadline ends a call when the process learns of it, as its timer fires:
+// on a loaded machine a stall of the whole process (runs have seen 57 ms
+// without an event from any worker) can delay that past the deadline, for
+// the library and for the function that notes it alike. A deadline passed
+// that the process had not noticed by now ended the call now.
 func (c *contextEnd) at(now int64) int64 {
 	if c.deadline != 0 {
-		if now >= c.deadline {
-			return c.deadline
+		if now < c.deadline {
+			return 0
 		}
-		return 0
+		if noticed := c.noticed.Load(); noticed != 0 && noticed <= now {
+			return max(c.deadline, noticed)
+		}
+		return now
 	}
 	return c.canceled.Load()
 }
@@ -332,6 +345,12 @@ func TestEndedBy(t *testing.T) {
 	}
 	justCancelled, longCancelled := cancelledAt(now-int64(time.Millisecond)), cancelledAt(now-int64(20*time.Millisecond))
 	justExpired := &contextEnd{deadline: now - int64(time.Millisecond)}
+	expiredAt := func(deadline, noticed int64) *contextEnd {
+		end := &contextEnd{deadline: now - deadline}
+		end.noticed.Store(now - noticed)
+		return end
+	}
+	longExpired, noticedLate := expiredAt(int64(20*time.Millisecond), int64(20*time.Millisecond)), expiredAt(int64(60*time.Millisecond), int64(time.Millisecond))
 	quorum := func(outcome redlock.Outcome, err error) error {
 		return &redlock.QuorumError{Operation: redlock.OperationLock, Key: "k", Got: 0, Need: 1,
 			Nodes: []redlock.NodeResult{{Address: "a", Outcome: outcome, Err: err}}}
@@ -353,6 +372,8 @@ func TestEndedBy(t *testing.T) {
 		{name: "a node not awaited by the deadline", ctx: expired, end: justExpired, err: quorum(redlock.OutcomeTimeout, os.ErrDeadlineExceeded), ended: context.DeadlineExceeded},
 		{name: "every node answered right after the cancellation", ctx: canceled, end: justCancelled, err: quorum(redlock.OutcomeHeld, nil)},
 		{name: "every node answered long after the cancellation", ctx: canceled, end: longCancelled, err: quorum(redlock.OutcomeHeld, nil), ended: context.Canceled},
+		{name: "every node answered long after the deadline", ctx: expired, end: longExpired, err: quorum(redlock.OutcomeHeld, nil), ended: context.DeadlineExceeded},
+		{name: "every node answered right after a deadline noticed late", ctx: expired, end: noticedLate, err: quorum(redlock.OutcomeHeld, nil)},
 		{name: "a node down", ctx: expired, end: justExpired, err: quorum(redlock.OutcomeNotSent, errors.New("refused"))},
 		{name: "an answer of its own", ctx: expired, end: justExpired, err: redlock.ErrLockLost},
 	}
