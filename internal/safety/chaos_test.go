@@ -51,6 +51,7 @@ type profile struct {
 	election              bool // the workers also campaign in an election
 	quarantine            bool // the workers' clients quarantine nodes that lost keys (F2 is then a must-survive fault)
 	replica               bool // the last node has a replica, which F34 promotes
+	member                bool // the clients' last node is a Redis Cluster member (F25, F36)
 	localClients          int  // in-process clients, each with its own proxies
 	localGoroutines       int
 	processes             int // worker processes (phase B pauses them)
@@ -59,7 +60,7 @@ type profile struct {
 	impatient             int // goroutines of each in-process client with short contexts in phase A
 	warmup, phaseA        time.Duration
 	faults                []fault
-	firstFaults           []fault // injected first in phase A, in this order, then faults
+	firstFaults           []fault // injected first in phase A, in this order, then faults; each must run
 	phaseB                time.Duration
 	canaries              int           // repetitions of each canary of phase C; 0 skips phase C
 	latencyLimit          time.Duration // C5 (c): the p99 of the attempts in steady state, less the round-trip floor's
@@ -78,12 +79,13 @@ type runFigures struct {
 
 // chaosSemaphore, chaosReadWrite, chaosFair and chaosElection are the
 // names of the semaphore, the read/write lock, the fair lock and the
-// election of a chaos run.
+// election of a chaos run. Every lock of a run has a hash tag, as the keys
+// a lock writes together on a cluster member must share a slot.
 const (
-	chaosSemaphore = "lock:semaphore"
-	chaosReadWrite = "lock:rw"
-	chaosFair      = "lock:fair"
-	chaosElection  = "lock:election"
+	chaosSemaphore = "lock:{semaphore}"
+	chaosReadWrite = "lock:{rw}"
+	chaosFair      = "lock:{fair}"
+	chaosElection  = "lock:{election}"
 )
 
 // runChaos runs the chaos workload with profile p and checks its history.
@@ -100,7 +102,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 			t.Logf("skipping the clock canaries of phase C: %s", noShim)
 		}
 	}
-	c := startCluster(t, clusterOptions{nodes: 5, shim: shim, replica: p.replica})
+	c := startCluster(t, clusterOptions{nodes: 5, shim: shim, replica: p.replica, member: p.member})
 	if p.quarantine {
 		// The servers are new, and stated so, as the quarantine asks.
 		trusting, err := redlock.New(c.addresses(), redlock.Options{})
@@ -119,7 +121,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 
 	var keys []string
 	for i := range p.keys {
-		keys = append(keys, fmt.Sprintf("lock:%d", i))
+		keys = append(keys, fmt.Sprintf("lock:{%d}", i))
 	}
 	var permits []string // the keys of the semaphore's permits
 	for slot := range p.semaphoreLimit {
@@ -141,14 +143,15 @@ func runChaos(t *testing.T, p profile) runFigures {
 		LongChance: p.longChance, Socket: filepath.Join(socketDir, "recorder.sock"), Lifetime: 10 * time.Minute}
 	base.Election = election
 
-	// Every client has its own proxy to every node.
+	// Every client has its own proxy to every plain node, and reaches the
+	// cluster member directly.
 	var links [][]*faultnet.Proxy
 	var local []workerConfig
 	for i := range p.localClients {
 		proxies := c.proxies(t)
 		links = append(links, proxies)
 		config := base
-		config.Name, config.Goroutines, config.Addresses, config.Seed = fmt.Sprintf("local%d", i+1), p.localGoroutines, proxyAddresses(proxies), rng.Uint64()
+		config.Name, config.Goroutines, config.Addresses, config.Seed = fmt.Sprintf("local%d", i+1), p.localGoroutines, c.withMember(proxyAddresses(proxies)), rng.Uint64()
 		config.Impatient = p.impatient
 		local = append(local, config)
 	}
@@ -157,7 +160,7 @@ func runChaos(t *testing.T, p profile) runFigures {
 		proxies := c.proxies(t)
 		links = append(links, proxies)
 		config := base
-		config.Name, config.Goroutines, config.Addresses, config.Seed = fmt.Sprintf("p%d", i+1), p.processGoroutines, proxyAddresses(proxies), rng.Uint64()
+		config.Name, config.Goroutines, config.Addresses, config.Seed = fmt.Sprintf("p%d", i+1), p.processGoroutines, c.withMember(proxyAddresses(proxies)), rng.Uint64()
 		remote = append(remote, config)
 	}
 	var canaryProxies [2][]*faultnet.Proxy
@@ -175,14 +178,14 @@ func runChaos(t *testing.T, p profile) runFigures {
 	}
 
 	// The workers.
-	observer := &latencyObserver{}
+	observer, member := &latencyObserver{}, &memberObserver{}
 	workersStarted := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var workers workgroup.Group
 	for _, config := range local {
 		workers.Go(func() error {
-			if err := runWorkers(ctx, config, rec, observer); err != nil {
+			if err := runWorkers(ctx, config, rec, redlock.Observers(observer, member)); err != nil {
 				return fmt.Errorf("workers of %s: %w", config.Name, err)
 			}
 			return nil
@@ -205,7 +208,8 @@ func runChaos(t *testing.T, p profile) runFigures {
 		}
 	}()
 
-	n := &nemesis{t: t, rng: rng, cluster: c, links: links, rec: rec, ttl: p.ttl, counts: map[string]int{}}
+	n := &nemesis{t: t, rng: rng, cluster: c, links: links, rec: rec, ttl: p.ttl, counts: map[string]int{}, member: member,
+		memberLocks: slices.DeleteFunc(slices.Concat(keys, []string{chaosSemaphore, readWrite, fair, election}), func(name string) bool { return name == "" })}
 	// C5 (c) bounds the attempts of steady state: the warm-up lasts until
 	// every worker, in-process or not, has made its first contact with
 	// the nodes (dials, handshakes, epoch markers), and then p.warmup more,
@@ -213,6 +217,9 @@ func runChaos(t *testing.T, p profile) runFigures {
 	workerCount := p.localClients*p.localGoroutines + p.processes*p.processGoroutines
 	require.True(t, waitFirstContact(rec, workerCount, 30*time.Second), "the workers did not all end an acquisition within 30 s")
 	firstContact := time.Since(workersStarted)
+	// The floor's rounds go to the plain nodes, through proxies: the
+	// workers' rounds also have the cluster member, reached directly, and
+	// their quorum's slowest reply is then no later than the floor's.
 	floor := startRoundTripFloor(t, proxyAddresses(floorProxies))
 	observer.collect(windowSteady)
 	time.Sleep(p.warmup)
@@ -290,10 +297,12 @@ func runChaos(t *testing.T, p profile) runFigures {
 		Semaphores:   map[string]int{chaosSemaphore: p.semaphoreLimit},
 		ReadWrite:    map[string]bool{chaosReadWrite: p.readWrite},
 		LivenessKeys: keys, LivenessFrom: phaseAStart, LivenessTo: max(phaseAEnd, phaseBEnd),
-		ProbeLimit: 2*p.ttl + base.RetryMax,
+		ProbeLimit:     2*p.ttl + base.RetryMax,
+		RequiredFaults: faultNames(p.firstFaults),
 	})
 	assert.NoError(t, rec.Err(), "recorder")
 	assert.NoError(t, report.Err(), "checks C1–C5")
+	t.Logf("faults that began and healed, as the checker counted them: %s", faultCounts(report.Faults, nil))
 
 	// Phase B: stale writes refused, and every resumed holder told.
 	staleHolds := map[string]bool{}
@@ -439,6 +448,15 @@ func (k *canaryKit) runsOrZero() int {
 	return k.runs
 }
 
+// faultNames returns the names of faults.
+func faultNames(faults []fault) []string {
+	var names []string
+	for _, f := range faults {
+		names = append(names, f.name)
+	}
+	return names
+}
+
 // faultCounts lists the faults injected by name.
 func faultCounts(counts map[string]int, kit *canaryKit) string {
 	var names []string
@@ -500,6 +518,11 @@ func dumpOnFailure(t *testing.T, seed uint64, rec *safety.Recorder, c *cluster) 
 	}
 	for i, node := range c.nodes {
 		_ = os.WriteFile(filepath.Join(dir, "redis-"+nodeNames[i]+".log"), []byte(node.LogTail(2000)), 0o644)
+	}
+	if c.member != nil {
+		for _, server := range c.member.Servers() {
+			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("redis-%s-%d.log", memberName, server.Port())), []byte(server.LogTail(2000)), 0o644)
+		}
 	}
 	t.Logf("artifacts of the failed run (seed %d): %s", seed, dir)
 }

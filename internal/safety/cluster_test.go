@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,11 @@ type cluster struct {
 	// which F34 points at the promoted replica.
 	proxiedMu sync.Mutex
 	proxied   [][]*faultnet.Proxy
+	// member, with clusterOptions.member, is a Redis Cluster of three
+	// masters with a replica each, one more lock node after the plain
+	// ones: the clients reach it directly, as its redirects name its
+	// servers' own addresses.
+	member *redistest.Cluster
 }
 
 // clusterOptions configures startCluster.
@@ -56,6 +62,8 @@ type clusterOptions struct {
 	shim string
 	// replica starts a replica of the last lock node (cluster.replica).
 	replica bool
+	// member starts a Redis Cluster member (cluster.member).
+	member bool
 }
 
 // startCluster starts the lock nodes with appendonly yes and appendfsync
@@ -100,6 +108,9 @@ func startCluster(t testing.TB, options clusterOptions) *cluster {
 		c.replica = redistest.Start(t, replica)
 		c.awaitReplica()
 	}
+	if options.member {
+		c.member = redistest.StartCluster(t, 3, true, redistest.Options{})
+	}
 	c.resource = redistest.Start(t, redistest.Options{})
 	return c
 }
@@ -113,13 +124,22 @@ func (c *cluster) awaitReplica() {
 	}
 }
 
-// addresses returns the nodes' own addresses.
+// addresses returns the nodes' own addresses, the cluster member's last.
 func (c *cluster) addresses() []string {
 	var out []string
 	for _, node := range c.nodes {
 		out = append(out, node.Addr())
 	}
-	return out
+	return c.withMember(out)
+}
+
+// withMember returns addresses with the cluster member's appended, if
+// there is one.
+func (c *cluster) withMember(addresses []string) []string {
+	if c.member == nil {
+		return addresses
+	}
+	return append(addresses, c.member.Address())
 }
 
 // proxies starts one faultnet proxy per node for one client.
@@ -218,20 +238,32 @@ func (c *cluster) resourceLog(t testing.TB, keys []string) map[string][]string {
 	return out
 }
 
-// leftoverLocks lists, on every node, the lock keys still there, fencing
-// and ticket counters excepted.
+// leftoverLocks lists, on every node and every master of the cluster
+// member, the lock keys still there, fencing and ticket counters excepted.
 func (c *cluster) leftoverLocks(t testing.TB) []string {
 	t.Helper()
+	servers, names := c.nodes, nodeNames[:len(c.nodes)]
+	if c.member != nil {
+		servers = append(slices.Clone(servers), c.member.Masters...)
+		names = slices.Clone(names)
+		for i := range c.member.Masters {
+			names = append(names, fmt.Sprintf("%s%d", memberName, i))
+		}
+	}
 	var leftovers []string
-	for i, node := range c.nodes {
+	for i, node := range servers {
 		keys, err := safety.LockKeys(context.Background(), node.Addr(), "lock:*", fenceCounterSuffix, ticketCounterSuffix)
 		require.NoError(t, err)
 		for _, key := range keys {
-			leftovers = append(leftovers, fmt.Sprintf("%s:%s", nodeNames[i], key))
+			leftovers = append(leftovers, fmt.Sprintf("%s:%s", names[i], key))
 		}
 	}
 	return leftovers
 }
+
+// memberName names the cluster member in messages; its masters are
+// memberName0 to memberName2, in the order of Cluster.Masters.
+const memberName = "cluster"
 
 // fenceCounterSuffix and ticketCounterSuffix end redlock's fencing
 // counters and the ticket counters of fair locks, which have no TTL by

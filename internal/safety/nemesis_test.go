@@ -28,6 +28,11 @@ type nemesis struct {
 	ttl     time.Duration
 	faults  int            // faults injected
 	counts  map[string]int // faults injected, by name
+	// memberLocks are the names of the workers' locks, whose slots the
+	// faults of the cluster member pick among; member observes what the
+	// in-process clients saw of the cluster member.
+	memberLocks []string
+	member      *memberObserver
 }
 
 // fault is one kind of fault of the fault matrix (RELIABILITY.md §6).
@@ -89,11 +94,10 @@ var smokeFaults = []fault{mustSurvive[0], mustSurvive[2], mustSurvive[4], mustSu
 func (n *nemesis) nodeName(i int) string { return nodeNames[i] }
 
 // begin records the start of a fault on nodes. The fault's name is what
-// up to its first " (", which starts the details.
+// up to its first " (", which starts the details (safety.FaultName).
 func (n *nemesis) begin(what string, nodes ...int) {
 	n.faults++
-	name, _, _ := strings.Cut(what, " (")
-	n.counts[name]++
+	n.counts[safety.FaultName(what)]++
 	var names []string
 	for _, i := range nodes {
 		names = append(names, n.nodeName(i))

@@ -1,0 +1,158 @@
+//go:build linux
+
+package safety_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock"
+)
+
+// The cluster member of the chaos run: its faults, and what the clients
+// saw of them.
+
+// memberObserver counts the votes of the cluster member that the
+// in-process clients kept out by quarantine: F36 must cause some.
+type memberObserver struct {
+	redlock.NopObserver
+	quarantined atomic.Int64
+}
+
+func (o *memberObserver) OnNodeError(e redlock.NodeErrorEvent) {
+	if e.Outcome == redlock.OutcomeQuarantined && strings.HasPrefix(e.Address, "redis-cluster://") {
+		o.quarantined.Add(1)
+	}
+}
+
+// slotMove is F25 on the cluster member: the slot of a lock's keys moves
+// to another master while the workers lock them, as a resharding moves
+// it. The workers meet ASK redirects while the slot's keys leave, and
+// TRYAGAIN on their scripts over a key that left and one that did not.
+var slotMove = fault{slotMoveName, (*nemesis).moveSlot}
+
+const slotMoveName = "F25 slot moved during the load"
+
+// memberCrash is F34 on a shard of the cluster member that holds lock
+// keys: its master crashes, without a word to anyone, while its replica,
+// paused, missed the writes of the last half TTL; the cluster promotes
+// the replica, and the crashed master then rejoins empty as the new
+// master's replica. The quarantine keeps the promoted replica's votes out
+// until MaxTTL after its promotion.
+var memberCrash = fault{memberCrashName, (*nemesis).crashMaster}
+
+const memberCrashName = "F36 cluster master crashed, its replica promoted"
+
+// memberLock returns one of the locks whose slots the cluster faults
+// pick among, at random.
+func (n *nemesis) memberLock() string {
+	return n.memberLocks[n.rng.IntN(len(n.memberLocks))]
+}
+
+// moveSlot is F25: it marks the slot of a lock importing on another
+// master and migrating on its own, lets the load meet it for a moment,
+// moves its keys one at a time in a random order with pauses between,
+// and ends the migration (CLUSTER SETSLOT NODE). The slot must hold keys
+// (a lock's fencing counter stays there for good), and the load must
+// have met the migration: the two masters must have answered ASK or
+// TRYAGAIN meanwhile, as their error statistics count.
+func (n *nemesis) moveSlot() {
+	member := n.cluster.member
+	lock := n.memberLock()
+	slot := mux.Slot(lock)
+	source := member.MasterOf(slot)
+	var targets []*redistest.Server
+	for _, master := range member.Masters {
+		if master != source {
+			targets = append(targets, master)
+		}
+	}
+	target := targets[n.rng.IntN(len(targets))]
+	what := fmt.Sprintf("%s (slot %d of %s, from %s to %s)", slotMoveName, slot, lock, source.Addr(), target.Addr())
+	n.begin(what)
+	before := redirects(n, source, target)
+	migration := member.StartMigration(slot, target)
+	time.Sleep(n.uniform(100*time.Millisecond, 400*time.Millisecond))
+	keys := strings.Fields(strings.Trim(source.Do(n.t, "CLUSTER", "GETKEYSINSLOT", strconv.Itoa(slot), "1000"), "[]"))
+	n.rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	for _, key := range keys {
+		migration.Move(key)
+		time.Sleep(n.uniform(50*time.Millisecond, 250*time.Millisecond))
+	}
+	migration.MoveAll() // any key that came after the listing
+	migration.Finish()
+	after := redirects(n, source, target)
+	asked, retried := after["ASK"]-before["ASK"], after["TRYAGAIN"]-before["TRYAGAIN"]
+	if len(keys) == 0 {
+		n.t.Errorf("nemesis: slot %d of %s held no key to move", slot, lock)
+	}
+	if asked+retried == 0 {
+		n.t.Errorf("nemesis: the load never met the migration of slot %d of %s: no ASK nor TRYAGAIN answered", slot, lock)
+	}
+	slices.Sort(keys)
+	n.heal(fmt.Sprintf("%s (slot %d of %s, keys moved: %s; the load met ASK ×%d, TRYAGAIN ×%d)", slotMoveName, slot, lock,
+		strings.Join(keys, ", "), asked, retried))
+	n.t.Logf("nemesis: slot %d moved, keys %s; the load met ASK ×%d, TRYAGAIN ×%d", slot, strings.Join(keys, ", "), asked, retried)
+}
+
+// redirects sums the error replies of servers by code, as INFO errorstats
+// counts them ("errorstat_ASK:count=12").
+func redirects(n *nemesis, servers ...*redistest.Server) map[string]int {
+	counts := map[string]int{}
+	for _, server := range servers {
+		for _, line := range strings.Split(server.Do(n.t, "INFO", "errorstats"), "\n") {
+			code, rest, found := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "errorstat_"), ":count=")
+			if !found {
+				continue
+			}
+			count, _, _ := strings.Cut(rest, ",")
+			value, err := strconv.Atoi(count)
+			if err == nil {
+				counts[code] += value
+			}
+		}
+	}
+	return counts
+}
+
+// crashMaster pauses the replica of the master of a lock's slot for half
+// a TTL, crashes the master with kill -9, resumes the replica and waits
+// for its promotion (redistest.Cluster.Crash), and has the crashed master
+// rejoin as the replica (redistest.Cluster.Rejoin). Meanwhile, or within
+// two TTLs more, the in-process clients must keep some of the promoted
+// replica's votes out.
+func (n *nemesis) crashMaster() {
+	member := n.cluster.member
+	lock := n.memberLock()
+	crashed := member.MasterOf(mux.Slot(lock))
+	shard := slices.Index(member.Masters, crashed)
+	what := fmt.Sprintf("%s (shard %d of %s: master %s killed, its replica paused for the last %v)", memberCrashName, shard, lock, crashed.Addr(), n.ttl/2)
+	quarantined := n.member.quarantined.Load()
+	n.begin(what)
+	replica := member.Replicas[shard]
+	replica.Stop() // it misses what the master takes from now on
+	time.Sleep(n.ttl / 2)
+	crashed.Kill9()
+	replica.Cont()
+	promoted := member.Crash(shard) // the master is dead already
+	member.Rejoin(shard)
+	// The promoted replica stays quarantined for MaxTTL (the TTL) after
+	// the clients first see it: if no vote was kept out by now, wait up
+	// to twice that for one.
+	for end := time.Now().Add(2 * n.ttl); n.member.quarantined.Load() == quarantined && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond) // a count of other goroutines, bounded
+	}
+	quarantined = n.member.quarantined.Load() - quarantined
+	if quarantined == 0 {
+		n.t.Errorf("nemesis: no vote of the cluster member was kept out by quarantine while %s, promoted, missed writes", promoted.Addr())
+	}
+	n.heal(fmt.Sprintf("%s (shard %d: %s promoted, %s rejoined as its replica; %d votes of the member quarantined meanwhile)",
+		memberCrashName, shard, promoted.Addr(), crashed.Addr(), quarantined))
+	n.t.Logf("nemesis: %s rejoined as the replica of %s; %d votes of the member quarantined meanwhile", crashed.Addr(), promoted.Addr(), quarantined)
+}
