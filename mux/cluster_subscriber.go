@@ -9,7 +9,7 @@ import (
 	"github.com/lockmux/lockmux/mux/internal/cluster"
 )
 
-// shardLinks are a Redis Cluster member's subscription connections, one
+// shardLinks are a Redis Cluster's subscription connections, one
 // per master that a push command was routed to. Sharded pub/sub
 // (SSUBSCRIBE, SPUBLISH) lives on the master of the channel's slot: a
 // subscription is made where the slot map says, and made again when the
@@ -23,7 +23,7 @@ type shardLinks struct {
 	options conn.Options // for each master's connection
 
 	// redirected receives a value after a master refused a push command
-	// with a redirect, and when the Subscriber starts: the member's
+	// with a redirect, and when the Subscriber starts: the node's
 	// subscriptions are made (again).
 	redirected chan struct{}
 
@@ -94,7 +94,7 @@ func (s *Subscriber) dial(node int, hostPort string) {
 }
 
 // redirected takes a master's refusal of a push command with a redirect:
-// the slot has moved. The slot map learns it, and the member's
+// the slot has moved. The slot map learns it, and the node's
 // subscriptions are made again.
 func (s *Subscriber) redirected(node int, to cluster.Redirect) {
 	shards := s.nodes[node].shards

@@ -23,22 +23,22 @@
 // whose connection is being dialled even when the round was decided
 // without it.
 //
-// A member of a Group may be a Redis Cluster (a redis-cluster:// address,
+// A node of a Group may be a Redis Cluster (a redis-cluster:// address,
 // see conn.ParseAddress): it keeps one connection per master, sends each
 // command to the master of its first key's slot (see [Slot]), keyless
 // commands to any master, and follows MOVED and ASK redirects inside the
-// member, at most five times ([ErrRedirectLoop]); a TRYAGAIN reply (keys
+// node, at most five times ([ErrRedirectLoop]); a TRYAGAIN reply (keys
 // of one command split by a slot migration) is tried again after a
 // backoff, a few times within the command's deadline, and a carried
 // command until it stops mattering; its slot map comes from
 // CLUSTER SHARDS (CLUSTER SLOTS on Redis 6), read again after a MOVED and
-// when a master cannot be reached. Plain members follow no redirect.
+// when a master cannot be reached. Plain nodes follow no redirect.
 //
 // Commands for one server alone, off the fast path (diagnostics,
 // inspection), are [Request]s sent with [Group.Do].
 //
 // Push commands travel apart from rounds: a [Subscriber] keeps one more
-// connection per server (per master of a cluster member, where sharded
+// connection per server (per master of a cluster, where sharded
 // subscriptions go to the master of their channel's slot and follow it),
 // which carries subscriptions (SUBSCRIBE, SSUBSCRIBE) and,
 // with [SubscribeOptions.OnInvalidate], key tracking: [Subscriber.Track]

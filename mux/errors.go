@@ -54,11 +54,11 @@ var (
 	ErrNotFollowed = errors.New("mux: the command was sent again without its follow-up (a redirect or a TRYAGAIN)")
 
 	// ErrRedirectLoop is matched by the outcome of a command that a Redis
-	// Cluster member redirected more than 5 times: its slot moves faster
+	// Cluster redirected more than 5 times: its slot moves faster
 	// than the cluster answers. The command was not applied.
 	ErrRedirectLoop = cluster.ErrRedirectLoop
 
-	// ErrClusterMap is matched by the error of a Redis Cluster member whose
+	// ErrClusterMap is matched by the error of a Redis Cluster whose
 	// slot map could not be read from any of its nodes, or says that some
 	// slot has no master.
 	ErrClusterMap = cluster.ErrClusterMap

@@ -17,7 +17,7 @@ import (
 //
 // A Group is safe for concurrent use.
 type Group struct {
-	nodes         []member
+	nodes         []node
 	dialAddresses []string // as given to New, for the Subscriber's connections
 	options       Options
 	// ordering serializes the sending of ordered rounds (Round.Ordered).
@@ -32,9 +32,9 @@ func New(addresses []string, options Options) (*Group, error) {
 		return nil, ErrNoNodes
 	}
 	options = options.withDefaults()
-	g := &Group{nodes: make([]member, 0, len(addresses)), dialAddresses: append([]string(nil), addresses...), options: options}
+	g := &Group{nodes: make([]node, 0, len(addresses)), dialAddresses: append([]string(nil), addresses...), options: options}
 	for i, address := range addresses {
-		node, err := newMember(i, address, options)
+		node, err := newNode(i, address, options)
 		if err != nil {
 			return nil, fmt.Errorf("mux: node %d: %w", len(g.nodes), err)
 		}
@@ -75,27 +75,27 @@ func (g *Group) IsCluster(i int) bool {
 	return ok
 }
 
-// MasterTags returns, for a member that is a Redis Cluster, one hash tag
+// MasterTags returns, for a node that is a Redis Cluster, one hash tag
 // per master that its slot map knows, such that a key holding "{tag}"
 // goes to that master, reading the map first if it was not yet; nil for
-// any other member. It fails when the map cannot be read.
+// any other node. It fails when the map cannot be read.
 func (g *Group) MasterTags(ctx context.Context, i int) ([]string, error) {
-	member, ok := g.nodes[i].(*cluster.Cluster)
+	clustered, ok := g.nodes[i].(*cluster.Cluster)
 	if !ok {
 		return nil, nil
 	}
-	return member.MasterTags(ctx)
+	return clustered.MasterTags(ctx)
 }
 
-// Asked reports whether member node's command in round, on a Redis
-// Cluster member, was answered by the master that an ASK redirect pointed
+// Asked reports whether node's command in round, on a Redis
+// Cluster, was answered by the master that an ASK redirect pointed
 // to: the command's slot is being migrated there. Until the migration
 // ends, the slot's sharded channels are still served by the master it
 // leaves, where their subscribers listen, so what the command published
-// reached none of them. It is false for any other member.
+// reached none of them. It is false for any other node.
 func (g *Group) Asked(round *Round, node int) bool {
-	member, ok := g.nodes[node].(*cluster.Cluster)
-	return ok && member.Asked(&round.calls[node])
+	clustered, ok := g.nodes[node].(*cluster.Cluster)
+	return ok && clustered.Asked(&round.calls[node])
 }
 
 // SentinelReport is what one sentinel says of its master: conn's type,
@@ -183,14 +183,14 @@ func (g *Group) Queue(round *Round, deadline time.Time) (buffered bool) {
 		call.CopyCommand(&round.call)
 		if round.FollowUp && round.followUp != nil {
 			follow := &round.followUpCalls[i]
-			switch member := node.(type) {
+			switch clustered := node.(type) {
 			case *conn.Conn:
 				follow.CopyCommand(round.followUp)
-				member.SendFollowed(call, follow, deadline)
+				clustered.SendFollowed(call, follow, deadline)
 				round.followed[i] = true
 				continue
 			case *cluster.Cluster:
-				member.SendFollowed(call, follow, round.followUpScript, round.followUpKey, deadline)
+				clustered.SendFollowed(call, follow, round.followUpScript, round.followUpKey, deadline)
 				round.followed[i] = true
 				continue
 			}

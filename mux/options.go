@@ -53,8 +53,8 @@ type Options struct {
 	// Scripts are loaded by every connection when it connects.
 	Scripts []*Script
 	// OnConnect is called after each successful handshake with a server
-	// of member node, with the server's address (Group.Address of a
-	// member that is one server; the address of one of its masters for a
+	// of node, with the server's address (Group.Address of a
+	// node that is one server; the address of one of its masters for a
 	// Redis Cluster) and run_id, before the connection carries a command.
 	// It must not block or call back into the Group.
 	OnConnect func(node int, server, runID string)
@@ -74,7 +74,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// connOptions returns the options of one connection of member node.
+// connOptions returns the options of one connection of node.
 func (o Options) connOptions(node int) conn.Options {
 	options := conn.Options{
 		Username:       o.Username,

@@ -26,10 +26,10 @@ func NewRequest(arguments ...string) *Request {
 	return r
 }
 
-// RouteAs makes a Redis Cluster member send the request to the master of
+// RouteAs makes a Redis Cluster send the request to the master of
 // key's slot, whatever keys its command names: a keyless command such as
 // SCAN, sent with the hash tags of Group.MasterTags, reaches each master
-// in turn. Other members ignore it; "" routes by the command's own first
+// in turn. Other nodes ignore it; "" routes by the command's own first
 // key, as by default.
 func (r *Request) RouteAs(key string) { r.routeAs = key }
 
@@ -43,7 +43,7 @@ func (r *Request) Reply() resp.Value { return r.call.Reply }
 func (r *Request) Err() error { return r.call.Err }
 
 // Server returns the address of the server that answered the request:
-// the member's own, or, for a Redis Cluster member, that of the master
+// the node's own, or, for a Redis Cluster, that of the master
 // its key's slot led to; "" when it was not sent.
 func (r *Request) Server() string { return serverOf(&r.call) }
 
@@ -60,11 +60,11 @@ func (g *Group) Do(ctx context.Context, node int, requests ...*Request) error {
 		return fmt.Errorf("mux: %s: %w", g.nodes[node].Address(), err)
 	}
 	server := g.nodes[node]
-	clusterMember, _ := server.(*cluster.Cluster)
+	clustered, _ := server.(*cluster.Cluster)
 	deadline := time.Now().Add(g.options.RequestTimeout)
 	for _, request := range requests {
-		if clusterMember != nil && request.routeAs != "" {
-			clusterMember.SendTo(clusterMember.RouteKey(request.routeAs), &request.call, deadline)
+		if clustered != nil && request.routeAs != "" {
+			clustered.SendTo(clustered.RouteKey(request.routeAs), &request.call, deadline)
 			continue
 		}
 		server.Send(&request.call, deadline)

@@ -43,7 +43,7 @@ type Round struct {
 	followUpCalls []conn.Call
 	followed      []bool // the servers sent the follow-up in the last Send
 	// followUpScript and followUpKey are SetFollowUp's, for the Redis
-	// Cluster members, whose follow-up's key depends on the master.
+	// Cluster nodes, whose follow-up's key depends on the master.
 	followUpScript *conn.Script
 	followUpKey    string
 }
@@ -56,7 +56,7 @@ func (g *Group) NewRound() *Round {
 
 // SetFollowUp sets the command that FollowUp sends after the round's own:
 // script, called by its SHA1 with key as its one key. On a Redis Cluster
-// member, its key is key + ":{tag}", tag being the hash tag of the master
+// node, its key is key + ":{tag}", tag being the hash tag of the master
 // the round's command went to (see Group.MasterTags): each master answers
 // for itself.
 func (r *Round) SetFollowUp(script *Script, key string) {
@@ -71,7 +71,7 @@ func (r *Round) SetFollowUp(script *Script, key string) {
 // FollowUpReply returns server node's reply to the follow-up command of
 // the last round, whether it was sent, and the transport failure that kept
 // the reply from arriving. A server error reply is a Reply of type
-// resp.TypeError. On a Redis Cluster member, a command that a redirect or
+// resp.TypeError. On a Redis Cluster, a command that a redirect or
 // a TRYAGAIN sends again is followed up again where it goes; when it was
 // sent again without its follow-up, the error matches ErrNotFollowed.
 func (r *Round) FollowUpReply(node int) (resp.Value, bool, error) {
@@ -107,8 +107,8 @@ func (r *Round) Err(node int) error { return r.calls[node].Err }
 func (r *Round) Latency(node int) time.Duration { return r.calls[node].Latency }
 
 // Server returns the address of the server that answered node's command
-// in the last round (conn.Conn.Address): the member's own, or, for a Redis
-// Cluster member, that of the master the command reached; "" when the
+// in the last round (conn.Conn.Address): the node's own, or, for a Redis
+// Cluster, that of the master the command reached; "" when the
 // command was not sent.
 func (r *Round) Server(node int) string { return serverOf(&r.calls[node]) }
 

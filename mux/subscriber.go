@@ -26,7 +26,7 @@ const (
 
 // SubscribeOptions are the handlers of a Subscriber. They are called on
 // the Subscriber's goroutines, one per subscription connection and one
-// per Redis Cluster member, or on a goroutine that
+// per Redis Cluster, or on a goroutine that
 // reads a subscription connection for its own reply (Track); they must be
 // safe for concurrent use and must not block: they may Send, but not
 // Track, which waits for a reply that only their return lets be read.
@@ -36,10 +36,10 @@ type SubscribeOptions struct {
 	// subscriptions must be made again (Subscriber.SendTo). With key
 	// tracking, the connection tracks by then: keys may be armed again
 	// (Subscriber.Track, from another goroutine). For a Redis Cluster
-	// member it is called when the Subscriber starts, after each
+	// node it is called when the Subscriber starts, after each
 	// (re)connection to one of its masters, after each change of its slot
 	// map and after a master refused a subscription with MOVED: the
-	// member's subscriptions are then made again, each where the map says.
+	// node's subscriptions are then made again, each where the map says.
 	OnConnect func(node int)
 	// OnPush receives each push frame from server node (confirmations,
 	// messages), with a value valid only during the call. With key
@@ -67,7 +67,7 @@ type SubscribeOptions struct {
 // Subscriber keeps one connection per server of a Group for the push
 // commands (SUBSCRIBE, UNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE), apart from
 // the connections of rounds, and reads the pushes they bring. A Redis
-// Cluster member gets one connection per master, and each command goes to
+// Cluster gets one connection per master, and each command goes to
 // the master of its first channel's slot. A failed connection is dialled
 // again after a capped, jittered backoff; a server that cannot carry
 // subscriptions is reported once and left alone. With
@@ -86,10 +86,10 @@ type Subscriber struct {
 }
 
 // subscription is one server's subscription connection, or a Redis
-// Cluster member's connections to its masters.
+// Cluster's connections to its masters.
 type subscription struct {
-	link   *link       // a server's connection; nil for a cluster member, and when the server was unavailable from the start
-	shards *shardLinks // a cluster member's connections (cluster_subscriber.go); nil for a server
+	link   *link       // a server's connection; nil for a cluster, and when the server was unavailable from the start
+	shards *shardLinks // a cluster's connections (cluster_subscriber.go); nil for a server
 
 	// mu guards unavailable, trackingErr, and the tracking of every link
 	// of the subscription.
@@ -99,7 +99,7 @@ type subscription struct {
 }
 
 // link is one subscription connection: a server's, or one of a cluster
-// member's, to one master. Its key tracking is its own (see tracking.go).
+// node's, to one master. Its key tracking is its own (see tracking.go).
 type link struct {
 	conn     *conn.Conn
 	tracking tracking // guarded by the subscription's mu
@@ -131,7 +131,7 @@ func (s *Subscriber) newLink(node int, address string, options conn.Options) (*l
 }
 
 // Subscribe starts a Subscriber over the Group's servers: one connection
-// and one goroutine per server, dialled at once; a Redis Cluster member's
+// and one goroutine per server, dialled at once; a Redis Cluster's
 // connections to its masters are dialled as push commands and key
 // armings are routed to them. With Options.Protocol ProtocolRESP2 it
 // dials nothing, and reports every server unavailable.
@@ -155,10 +155,10 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 		// Only the link's goroutine dials, so that a connection tracks
 		// before it carries an arming read (see Track).
 		connOptions.NoDialOnSend = true
-		if member, ok := node.(*cluster.Cluster); ok {
-			connOptions.Username, connOptions.Password = member.Credentials()
-			sub.shards = &shardLinks{cluster: member, options: connOptions, links: make(map[string]*shardLink), redirected: make(chan struct{}, 1)}
-			// The member's first OnConnect comes at once, as a server's
+		if clustered, ok := node.(*cluster.Cluster); ok {
+			connOptions.Username, connOptions.Password = clustered.Credentials()
+			sub.shards = &shardLinks{cluster: clustered, options: connOptions, links: make(map[string]*shardLink), redirected: make(chan struct{}, 1)}
+			// The node's first OnConnect comes at once, as a server's
 			// comes with its first connection: its subscriptions go where
 			// the map says, read first if need be (see sendToShard).
 			sub.shards.redirected <- struct{}{}
@@ -177,10 +177,10 @@ func (g *Group) Subscribe(options SubscribeOptions) *Subscriber {
 }
 
 // listen keeps link, server node's subscription connection or one of a
-// cluster member's (shard), up and read until ctx ends or the server turns
+// cluster's (shard), up and read until ctx ends or the server turns
 // out unable to carry subscriptions. A cluster's master that refuses a
 // command with a redirect (MOVED) has the slot map read again, and the
-// member's subscriptions made again where the map says (see followMap).
+// node's subscriptions made again where the map says (see followMap).
 func (s *Subscriber) listen(ctx context.Context, node int, l *link, shard bool) {
 	link := l.conn
 	defer link.Close()
@@ -277,7 +277,7 @@ func (s *Subscriber) Send(command []byte) {
 
 // SendTo writes a push command to server node, if its subscription
 // connection is up, and reports whether it did.
-// For a Redis Cluster member, it writes to the master of the slot of the
+// For a Redis Cluster, it writes to the master of the slot of the
 // command's first channel, dialling it first when it has no connection
 // yet (it reports false then: the subscriptions are made again once the
 // connection is up, see SubscribeOptions.OnConnect).

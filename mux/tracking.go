@@ -128,7 +128,7 @@ type arming struct {
 // reply on, the first change the server reports of each key goes to
 // SubscribeOptions.OnInvalidate with tag, unless a later Track of the key
 // on that node was answered first; a change reported before the reply goes
-// with the tag of the arming it ended. On a Cluster member the keys must
+// with the tag of the arming it ended. On a Cluster the keys must
 // share a slot; a master not dialled yet fails it with ErrNotConnected,
 // and OnConnect follows once it tracks. Track returns nil once the keys
 // are armed. Its errors: ErrTrackingUnavailable (also when OnInvalidate is
@@ -241,7 +241,7 @@ func (s *Subscriber) awaitTracking(ctx context.Context, node int, l *link, reque
 }
 
 // trackingLink returns the link that tracks keys on server node: the
-// server's, or for a cluster member, the link to the master of the first
+// server's, or for a cluster, the link to the master of the first
 // key's slot, nil (after dialling it) when it has none yet.
 func (s *Subscriber) trackingLink(node int, keys []string) *link {
 	sub := s.nodes[node]

@@ -13,7 +13,7 @@ import (
 	"github.com/lockmux/lockmux/conn"
 )
 
-// Cluster is a member of a Group that is a Redis Cluster: each command
+// Cluster is a node of a Group that is a Redis Cluster: each command
 // goes to the master of the slot of its first key (routingKey), keyless
 // commands to any master. The slot map comes from CLUSTER SHARDS (CLUSTER
 // SLOTS on Redis 6), asked of the masters it knows and of the seeds of its
@@ -127,7 +127,7 @@ func (c *Cluster) ServerURL(hostPort string) string {
 
 // passingConn returns a connection of its own to the server at hostPort,
 // for one exchange (an ASK, a reading of the slot map), which the caller
-// closes: it loads no scripts, and its handshake is not the member's
+// closes: it loads no scripts, and its handshake is not the node's
 // (OnConnect).
 func (c *Cluster) passingConn(hostPort string) (*conn.Conn, error) {
 	options := c.connOptions

@@ -1,4 +1,4 @@
-// Package cluster is mux's Redis Cluster client: a Cluster is one member
+// Package cluster is mux's Redis Cluster client: a Cluster is one node
 // of a mux.Group whose slots are on many masters. It routes each command
 // to the master of its first key's slot, reads the slot map (CLUSTER
 // SHARDS, or CLUSTER SLOTS on Redis 6), and follows MOVED, ASK and

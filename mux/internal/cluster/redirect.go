@@ -15,7 +15,7 @@ import (
 )
 
 // maxRedirects bounds the MOVED and ASK redirects one call follows inside a
-// cluster member: a slot that moves on and on is a cluster being resharded
+// cluster: a slot that moves on and on is a cluster being resharded
 // faster than it answers, and the call fails with ErrRedirectLoop.
 const maxRedirects = 5
 
@@ -115,7 +115,7 @@ func isTryAgain(text []byte) bool { return string(resp.ErrorCode(text)) == "TRYA
 // reply due by until or within the request timeout, whichever comes
 // first, followed by follow when it is not nil (see refollow). It reports
 // false, and leaves call as it is, when ctx ends first, when it could not
-// send by until, or when the member is closed.
+// send by until, or when the node is closed.
 func (c *Cluster) sendAgain(ctx context.Context, call, follow *conn.Call, pause time.Duration, until time.Time) bool {
 	if time.Now().Add(pause).After(until) {
 		return false

@@ -8,11 +8,11 @@ import (
 	"github.com/lockmux/lockmux/mux/internal/cluster"
 )
 
-// member is one of a Group's N independent members: one server, reached
+// node is one of a Group's N independent nodes: one server, reached
 // by a conn.Conn, or a Redis Cluster, whose slots are on many servers
-// (cluster.Cluster). A round sends its command once to each member; the member
+// (cluster.Cluster). A round sends its command once to each node; the node
 // takes it to the server that must answer.
-type member interface {
+type node interface {
 	Address() string
 	Username() string
 	FsyncAlways() bool
@@ -27,17 +27,17 @@ type member interface {
 	Send(call *conn.Call, deadline time.Time) (buffered bool)
 	Flush()
 	// Wait, Collect and Abandon are conn.Conn's, for a call sent with the
-	// member's Send.
+	// node's Send.
 	Wait(ctx context.Context, call *conn.Call)
 	Collect(call *conn.Call) bool
 	Abandon(call *conn.Call)
 }
 
-var _ member = (*conn.Conn)(nil)
+var _ node = (*conn.Conn)(nil)
 
-// newMember returns the member for address, configured with options;
+// newNode returns the node for address, configured with options;
 // node is its place in the Group, for the OnConnect of options.
-func newMember(node int, address string, options Options) (member, error) {
+func newNode(node int, address string, options Options) (node, error) {
 	parsed, err := conn.ParseAddress(address)
 	if err != nil {
 		return nil, err
