@@ -148,11 +148,18 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 // the connection is up: follow's reply tells what the server held just
 // after it ran call. Each must then be given to Wait or Abandon.
 func (c *Conn) SendFollowed(call, follow *Call, deadline time.Time) {
+	c.QueueFollowed(call, follow, deadline)
+	c.Flush()
+}
+
+// QueueFollowed is SendFollowed without its write: both commands wait in
+// the write buffer until Flush, or a Wait, writes it, so that many pairs
+// queued one after the other go out in one write.
+func (c *Conn) QueueFollowed(call, follow *Call, deadline time.Time) {
 	call.followed, call.follow = true, follow
 	c.Send(call, deadline)
 	call.followed = false
-	c.Send(follow, deadline)
-	c.Flush()
+	c.Send(follow, deadline) // buffered: call is pending before it
 }
 
 // maxPending bounds the commands in flight on one connection; past it, the

@@ -155,7 +155,7 @@ func (g *Group) ConnectAtLeast(ctx context.Context, n int) int {
 // processor once before it writes, so that callers that are ready to send
 // too add their commands to the same writes.
 func (g *Group) Send(round *Round, deadline time.Time) {
-	if !g.Queue(round, deadline) {
+	if !g.queue(round, deadline, true) {
 		return
 	}
 	runtime.Gosched()
@@ -165,8 +165,15 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 // Queue is Send without its write: it queues the round's command on each
 // of its servers and reports whether a command waits in a buffer, which
 // Flush, or the next Wait, writes. Queuing many rounds and then flushing
-// once writes their commands to each server in one system call.
+// once writes their commands to each server in one system call, with
+// their follow-ups (Round.FollowUp).
 func (g *Group) Queue(round *Round, deadline time.Time) (buffered bool) {
+	return g.queue(round, deadline, false)
+}
+
+// queue is Queue; with send, a command followed up is written at once,
+// as Send writes a command alone.
+func (g *Group) queue(round *Round, deadline time.Time, send bool) (buffered bool) {
 	ordered := round.Ordered && len(g.nodes) > 1
 	if ordered {
 		g.ordering.Lock()
@@ -183,14 +190,19 @@ func (g *Group) Queue(round *Round, deadline time.Time) (buffered bool) {
 		call.CopyCommand(&round.call)
 		if round.FollowUp && round.followUp != nil {
 			follow := &round.followUpCalls[i]
-			switch clustered := node.(type) {
+			switch typed := node.(type) {
 			case *conn.Conn:
 				follow.CopyCommand(round.followUp)
-				clustered.SendFollowed(call, follow, deadline)
+				if send {
+					typed.SendFollowed(call, follow, deadline)
+				} else {
+					typed.QueueFollowed(call, follow, deadline)
+					buffered = true
+				}
 				round.followed[i] = true
 				continue
 			case *cluster.Cluster:
-				clustered.SendFollowed(call, follow, round.followUpScript, round.followUpKey, deadline)
+				typed.SendFollowed(call, follow, round.followUpScript, round.followUpKey, deadline)
 				round.followed[i] = true
 				continue
 			}
