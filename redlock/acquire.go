@@ -14,7 +14,6 @@ import (
 // the last thing done.
 func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 	c := m.client
-	tally := &m.acquisition.round.tally
 	reconnected := false
 	inLine, acquired := false, false // a fair Mutex's place in line
 	defer func() {
@@ -48,6 +47,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			return err
 		default:
 			m.wait.AfterFailedAttempt()
+			tally := &m.acquisitionRound().tally
 			m.wait.failed.copyFrom(tally)
 			m.wait.failedElapsed = elapsed
 			if tally.unreachable() {
@@ -70,7 +70,10 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		}
 		// A holder that simply expires announces nothing: a wait for a
 		// release ends, at the latest, when a quorum of nodes stops
-		// refusing, as they told (refusedFor).
+		// refusing, as they told (refusedFor). The rounds are lent: after
+		// a hold that started and was dropped, the tally counts nothing
+		// (see lentRounds).
+		tally := &m.acquisitionRound().tally
 		got, refused, refusedFor := tally.got, tally.refused, tally.refusedOnQuorumFor()
 		if err != nil && inLine && tally.lostPlace() {
 			// The waiter's place lapsed while it did not try (a pause
@@ -136,7 +139,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 		if generation != 0 {
 			return elapsed, generation, nil
 		}
-		if a.round.tally.unreachable() {
+		if m.acquisitionRound().tally.unreachable() {
 			// The nodes that could not check (down, or refusing the check
 			// by their configuration) could not take the keys either: the
 			// check's failure is the attempt's, not a "held by another"
@@ -157,15 +160,16 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	case number > 1:
 		command = nodeAcquireWaiting
 	}
-	m.start(a.round, command, a.token(), m.options.TTL.Milliseconds(), nil)
-	waitErr := m.exchange(ctx, a.round)
-	tally := &a.round.tally
+	r := m.acquisitionRound()
+	m.start(r, command, a.token(), m.options.TTL.Milliseconds(), nil)
+	waitErr := m.exchange(ctx, r)
+	tally := &r.tally
 	var fence int64
 	committed := true
 	if m.options.Fencing && tally.got >= c.need && waitErr == nil {
 		if fence, committed = m.commitFence(ctx); !committed {
 			// The attempt failed at the commit: its error reports that.
-			tally.takeCommit(&a.commit.tally)
+			tally.takeCommit(&m.commitRound().tally)
 		}
 	}
 	end := clock.Now()
@@ -228,7 +232,7 @@ func (m *Mutex) startAcquiredHold(start, end time.Time, remaining time.Duration,
 // caller's context error first when it ended.
 func (m *Mutex) attemptFailed(ctx context.Context, number int, elapsed time.Duration) (time.Duration, uint64, error) {
 	c := m.client
-	tally := &m.acquisition.round.tally
+	tally := &m.acquisitionRound().tally
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: tally.got, Need: c.need, Elapsed: elapsed,
 			Err: tally.quorumError(m.key, c.addresses, elapsed)})
@@ -273,23 +277,24 @@ func (m *Mutex) newToken() error {
 // whether a quorum confirmed it.
 func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 	a := &m.acquisition
+	r, commit := m.acquisitionRound(), m.commitRound()
 	var fence int64
-	for _, node := range a.round.tally.nodes {
+	for _, node := range r.tally.nodes {
 		if node.outcome == OutcomeConfirmed && node.number > fence {
 			fence = node.number
 		}
 	}
 	fence++ // parseCounter admits no counter without a next fence
-	m.start(a.commit, nodeCommitFence, a.token(), fence, nil)
-	for i, node := range a.round.tally.nodes {
+	m.start(commit, nodeCommitFence, a.token(), fence, nil)
+	for i, node := range r.tally.nodes {
 		if node.outcome != OutcomeConfirmed {
-			a.commit.round.Skip(i) // it holds nothing of ours: not sent
+			commit.round.Skip(i) // it holds nothing of ours: not sent
 		}
 	}
-	if m.exchange(ctx, a.commit) != nil {
+	if m.exchange(ctx, commit) != nil {
 		return fence, false
 	}
-	return fence, a.commit.tally.got >= m.client.need
+	return fence, commit.tally.got >= m.client.need
 }
 
 // releaseAfterFailure sends the release to every node that may hold the key
@@ -306,7 +311,7 @@ func (m *Mutex) releaseAfterFailure() {
 // set a key in the acquisition round but for the candidate kept (see
 // tally.mayHoldOther), as releaseAfterFailure says.
 func (m *Mutex) releaseSet(command nodeOperation, kept int64) {
-	r := m.acquisition.round
+	r := m.acquisitionRound()
 	needed := false
 	for i := range r.tally.nodes {
 		if r.tally.mayHoldOther(i, kept) {

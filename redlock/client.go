@@ -50,6 +50,7 @@ type Client struct {
 	ends          holdEnds
 	watcher       watcher
 	holds         holdRegistry
+	rounds        roundLender // the rounds of the Mutexes' operations
 
 	// runIDs maps each node's address to the run_id it reported when it
 	// last connected; duplicate is set when two addresses report the same
@@ -92,6 +93,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	c.renewer.client = c
 	c.ends.client = c
 	c.watcher.init(c)
+	c.rounds.init(c)
 	groupOptions := options.connection().Group()
 	groupOptions.Scripts = allScripts
 	groupOptions.OnConnect = c.recordRunID

@@ -50,7 +50,7 @@ func (m *Mutex) ExtendFor(ctx context.Context, ttl time.Duration) error {
 func (m *Mutex) extend(ctx context.Context, generation uint64, ttl time.Duration) error {
 	// Extend has a round of its own: another goroutine may unlock the
 	// Mutex, or lock it again, while the extension is in flight.
-	x := &m.extending
+	x := m.extender()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	e, err := m.sendExtension(x, generation, ttl)
@@ -62,6 +62,16 @@ func (m *Mutex) extend(ctx context.Context, generation uint64, ttl time.Duration
 		return fmt.Errorf("redlock: extend %q: %w: %w", m.key, waitErr, err)
 	}
 	return m.applyExtension(e, x.round, false)
+}
+
+// extender returns the extender of Extend's callers, made on the first
+// Extend: a Mutex whose holds are only renewed automatically keeps none.
+func (m *Mutex) extender() *extender {
+	if x := m.extending.Load(); x != nil {
+		return x
+	}
+	m.extending.CompareAndSwap(nil, &extender{}) // a racing caller's may win
+	return m.extending.Load()
 }
 
 // extender is what a sender of extensions keeps between sending an

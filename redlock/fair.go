@@ -49,20 +49,21 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 		random >>= 4
 	}
 	line.heartbeat = strconv.AppendInt(line.heartbeat[:0], m.heartbeat().Milliseconds(), 10)
-	m.start(a.round, nodeFairTicket, line.id[:], 0, nil)
-	if m.exchange(ctx, a.round) != nil || a.round.tally.got < c.need {
+	r := m.acquisitionRound()
+	m.start(r, nodeFairTicket, line.id[:], 0, nil)
+	if m.exchange(ctx, r) != nil || r.tally.got < c.need {
 		return false, m.lineRefused()
 	}
 	var largest int64
-	for _, node := range a.round.tally.nodes {
+	for _, node := range r.tally.nodes {
 		if node.outcome == OutcomeConfirmed {
 			largest = max(largest, node.number)
 		}
 	}
 	line.extras = [2][]byte{line.id[:], line.heartbeat}
 	a.extras = line.extras[:]
-	m.start(a.round, nodeFairEnqueue, line.id[:], largest+1, nil)
-	if m.exchange(ctx, a.round) != nil || a.round.tally.got < c.need {
+	m.start(r, nodeFairEnqueue, line.id[:], largest+1, nil)
+	if m.exchange(ctx, r) != nil || r.tally.got < c.need {
 		err := m.lineRefused()
 		m.leaveLine(line)
 		return false, err
@@ -75,7 +76,7 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 // the nodes that refused it by their configuration leave no quorum; nil
 // otherwise.
 func (m *Mutex) lineRefused() error {
-	tally := &m.acquisition.round.tally
+	tally := &m.acquisitionRound().tally
 	if !tally.refusedByConfiguration() {
 		return nil
 	}
@@ -89,6 +90,7 @@ func (m *Mutex) leaveLine(line *fairLine) {
 	a := &m.acquisition
 	a.extras = nil
 	m.client.notifier.LeaveLine(&m.wait.Waiter)
-	m.start(a.round, nodeFairLeave, line.id[:], 0, nil)
-	m.send(a.round)
+	r := m.acquisitionRound()
+	m.start(r, nodeFairLeave, line.id[:], 0, nil)
+	m.send(r)
 }

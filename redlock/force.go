@@ -26,7 +26,8 @@ func (c *Client) ForceRelease(ctx context.Context, key string) (int, error) {
 	}
 	var identity [releaseIdentityLength]byte
 	newReleaseIdentity(&identity)
-	r := m.acquisition.round
+	r := m.acquisitionRound()
+	defer m.giveBackRounds()
 	m.start(r, nodeForceRelease, identity[:], 0, nil)
 	err := m.exchange(ctx, r)
 	m.announceWhereAsked(ctx, r, identity[:])

@@ -215,7 +215,7 @@ func (m *Mutex) Done() <-chan struct{} {
 // startHold records a new hold, sets the timer of its end and starts its
 // renewal. It returns the hold's generation. The nodes that confirmed the
 // round counted by tally, its acquisition or its resumption, are the
-// nodes the hold had.
+// nodes the hold had; the rounds lent for it are given back.
 func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uint64 {
 	c := m.client
 	h := &m.hold
@@ -226,6 +226,9 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 		h.had[i] = node.outcome == OutcomeConfirmed
 		h.watching[i] = h.had[i]
 	}
+	// The held Mutex keeps no round: its release borrows one once it
+	// ended the hold, under h.mu.
+	m.giveBackRounds()
 	h.generation++
 	generation := h.generation
 	watched := m.watched()

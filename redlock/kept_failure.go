@@ -24,7 +24,7 @@ var errFailureKept = fmt.Errorf("%w: the failure is kept", ErrNotAcquired)
 // acquisition round's tally, which the caller reads with m's turn.
 func (f *keptFailure) keep(m *Mutex, elapsed time.Duration) {
 	f.cause, f.key, f.elapsed = nil, m.key, elapsed
-	f.tally.copyFrom(&m.acquisition.round.tally)
+	f.tally.copyFrom(&m.acquisitionRound().tally)
 }
 
 // err returns the failure kept.

@@ -20,7 +20,9 @@ import (
 type Mutex struct {
 	// Its state has four owners, each with one rule:
 	//   - turn: the goroutine that holds the Mutex in this process, or is
-	//     acquiring it, has the turn; acquisition and wait belong to it;
+	//     acquiring it, has the turn; acquisition and wait belong to it,
+	//     and the acquisition's rounds are lent only while an acquisition
+	//     or a release runs (lent_rounds.go);
 	//   - hold (hold.go): the hold itself, which any goroutine may read, is
 	//     guarded by its own mutex;
 	//   - sending: the commands sent for a hold (extensions, repairs) are
@@ -58,19 +60,18 @@ type Mutex struct {
 	// every command sent for a hold, on every node.
 	sending sync.RWMutex
 
-	extending extender // its own mutex serializes Extend's callers
+	extending atomic.Pointer[extender] // made on first use; its own mutex serializes Extend's callers
 	// renewals counts the renewals scheduled for the Mutex's holds: the
 	// last one scheduled is the one that counts (renewal.seq).
 	renewals atomic.Uint64
 }
 
 // acquisition is what the goroutine that has the turn uses to acquire a
-// hold and to release it: the round of both, the commit round of a fenced
-// acquisition, and the token of the next hold.
+// hold and to release it: the rounds of both, lent by the Client while
+// they run (see lentRounds), and the token of the next hold.
 type acquisition struct {
-	round         *nodeRound
-	commit        *nodeRound // with Fencing: the round's command, its own tally
-	remainingTTLs []int64    // scratch of resume
+	lent          *lentRounds // nil but while an acquisition or a release runs
+	remainingTTLs []int64     // scratch of resume
 	// value is the token, and a space and the metadata with
 	// MutexOptions.Metadata: made by newMutex as large as it will be, and
 	// reused from hold to hold.
@@ -118,15 +119,6 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	}
 	a := &m.acquisition
 	a.value = make([]byte, 0, valueLength(m.options))
-	a.round = m.newNodeRound()
-	// Every node sees this client's acquisitions and releases in one order:
-	// a release and an attempt, or two attempts, racing on one key cannot
-	// split the nodes between them.
-	a.round.round.Ordered = true
-	if m.options.Fencing {
-		a.commit = m.newNodeRound()
-		a.commit.round = a.round.round
-	}
 	m.hold.had = make([]bool, c.group.Len())
 	m.hold.watching = make([]bool, c.group.Len())
 	return m
@@ -203,7 +195,7 @@ func (m *Mutex) tried(elapsed time.Duration, generation uint64, err error, kept 
 		kept.keep(m, elapsed)
 		err = errFailureKept
 	case err == errAttemptFailed:
-		err = m.acquisition.round.tally.quorumError(m.key, m.client.addresses, elapsed)
+		err = m.acquisitionRound().tally.quorumError(m.key, m.client.addresses, elapsed)
 	}
 	m.giveTurn()
 	return 0, err
@@ -227,4 +219,8 @@ func (m *Mutex) takeTurn(ctx context.Context) error {
 	}
 }
 
-func (m *Mutex) giveTurn() { <-m.turn }
+// giveTurn gives the turn, and the rounds the Mutex borrowed, back.
+func (m *Mutex) giveTurn() {
+	m.giveBackRounds()
+	<-m.turn
+}

@@ -36,9 +36,10 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	if m.options.Fencing {
 		command = nodeAcquirePermitFenced
 	}
-	m.start(a.round, command, a.token(), m.options.TTL.Milliseconds(), nil)
-	waitErr := m.exchange(ctx, a.round)
-	tally := &a.round.tally
+	r := m.acquisitionRound()
+	m.start(r, command, a.token(), m.options.TTL.Milliseconds(), nil)
+	waitErr := m.exchange(ctx, r)
+	tally := &r.tally
 	chosen := tally.chosen()
 	if waitErr != nil {
 		chosen = noChoice
@@ -54,8 +55,8 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 			if fence, committed = won.commitFence(ctx); !committed {
 				// The attempt failed at the commit: its error, from the
 				// carrier's tally, reports that.
-				own := &won.acquisition.round.tally
-				own.takeCommit(&won.acquisition.commit.tally)
+				own := &won.acquisitionRound().tally
+				own.takeCommit(&won.commitRound().tally)
 				if won != m {
 					copy(tally.nodes, own.nodes)
 					tally.recount()
@@ -70,7 +71,7 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	acquired := won != nil && committed && remaining > 0 && unusable == nil
 	c.stats.recordAcquire(elapsed, acquired)
 	if acquired {
-		return won, elapsed, won.startAcquiredHold(start, end, remaining, fence, &won.acquisition.round.tally, 1), nil
+		return won, elapsed, won.startAcquiredHold(start, end, remaining, fence, &won.acquisitionRound().tally, 1), nil
 	}
 	if won != nil {
 		won.releaseAfterFailure()
@@ -88,7 +89,7 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 // which they did: they found it held. The caller has the Mutex's turn.
 func (m *Mutex) adopt(tally *tally, chosen int64, token []byte) {
 	a := &m.acquisition
-	own := &a.round.tally
+	own := &m.acquisitionRound().tally
 	if own != tally {
 		own.command, own.need = tally.command, tally.need
 		copy(own.nodes, tally.nodes)

@@ -33,7 +33,7 @@ func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	r := m.acquisition.round
+	r := m.acquisitionRound()
 	clock := c.options.clock
 	start := clock.Now()
 	// A replay carries the same identity, so the nodes announce one
@@ -82,8 +82,9 @@ func (m *Mutex) dropEndedHold(generation uint64) error {
 		return nil
 	}
 	c := m.client
-	m.start(m.acquisition.round, nodeQuietRelease, m.acquisition.token(), 0, nil)
-	m.send(m.acquisition.round)
+	r := m.acquisitionRound()
+	m.start(r, nodeQuietRelease, m.acquisition.token(), 0, nil)
+	m.send(r)
 	now := c.options.clock.Now()
 	err := fmt.Errorf("%w: the validity of %q ended %v before the hold could be returned", ErrNotAcquired, m.key, now.Sub(ended.until))
 	if !ended.lost {

@@ -21,11 +21,12 @@ func (m *Mutex) resume(ctx context.Context, attempt int) (time.Duration, uint64)
 	clock := c.options.clock
 	start := clock.Now()
 	a := &m.acquisition
-	m.start(a.round, nodeCheck, a.token(), 0, nil)
-	waitErr := m.exchange(ctx, a.round)
+	r := m.acquisitionRound()
+	m.start(r, nodeCheck, a.token(), 0, nil)
+	waitErr := m.exchange(ctx, r)
 	end := clock.Now()
 	elapsed := end.Sub(start)
-	tally := &a.round.tally
+	tally := &r.tally
 	if tally.got < c.need || waitErr != nil || c.usable() != nil {
 		return elapsed, 0
 	}

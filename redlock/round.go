@@ -25,14 +25,19 @@ type nodeRound struct {
 // newNodeRound returns a round over the Client's nodes for the Mutex's
 // keys.
 func (m *Mutex) newNodeRound() *nodeRound {
-	c := m.client
+	r := m.client.newNodeRound()
+	r.tally.keys = len(m.keys)
+	return r
+}
+
+// newNodeRound returns a round over the Client's nodes.
+func (c *Client) newNodeRound() *nodeRound {
 	r := &nodeRound{round: c.group.NewRound()}
 	r.tally.nodes = make([]nodeOutcome, c.group.Len())
 	r.tally.quarantine = c.quarantine
 	if c.quarantine != nil {
 		r.round.SetFollowUp(markerLua, epochKey) // a vote's node must still hold its marker (quarantine.judge)
 	}
-	r.tally.keys = len(m.keys)
 	return r
 }
 

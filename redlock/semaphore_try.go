@@ -39,7 +39,7 @@ func (s *Semaphore) tryAcquire(ctx context.Context, kept *keptFailure) (Permit, 
 	full, split := false, -1
 	if err == errAttemptFailed {
 		// The tally is the carrier's until its turn is given back.
-		tally := &carrier.acquisition.round.tally
+		tally := &carrier.acquisitionRound().tally
 		if kept != nil {
 			kept.keep(carrier, elapsed)
 			err = errFailureKept
