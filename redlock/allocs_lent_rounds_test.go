@@ -4,6 +4,7 @@ package redlock
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -40,4 +41,21 @@ func TestLentRoundsDoNotAllocate(t *testing.T) {
 	interleaved()
 	waitArmed(t, client)
 	assert.Zero(t, testing.AllocsPerRun(100, interleaved))
+}
+
+// The spare rounds outlive a garbage collection: a Lock after one
+// borrows the rounds the last Unlock gave back instead of making new
+// ones, as it would from a sync.Pool, which a collection empties.
+func TestLentRoundsOutliveAGarbageCollection(t *testing.T) {
+	redistest.RequireReal(t)
+	client := startCluster(t, 3, redistest.Options{}).client(t, Options{NodeTimeout: 5 * time.Second})
+	ctx := context.Background()
+	cycle := lockUnlockOf(ctx, client.NewMutex("lent:collected", MutexOptions{}))
+	cycle()
+	waitArmed(t, client)
+	assert.Zero(t, testing.AllocsPerRun(20, func() {
+		runtime.GC()
+		runtime.GC() // a sync.Pool keeps its items for one collection
+		cycle()
+	}))
 }

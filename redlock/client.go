@@ -93,7 +93,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	c.renewer.client = c
 	c.ends.client = c
 	c.watcher.init(c)
-	c.rounds.init(c)
+	c.rounds.client = c
 	groupOptions := options.connection().Group()
 	groupOptions.Scripts = allScripts
 	groupOptions.OnConnect = c.recordRunID
