@@ -26,6 +26,11 @@ const maxSpareRounds = 1024
 // the round's command and keeps a tally of its own.
 type lentRounds struct {
 	round, commit *nodeRound
+	// candidates are the keys of the commands whose row says candidates:
+	// the slots a Semaphore's one-round acquisition tries (attemptOneOf),
+	// and with fencing, their counters' keys.
+	candidates, candidateFences []string
+	remainingTTLs               []int64 // scratch of resume
 }
 
 // roundLender lends the rounds of a Client's Mutexes.
@@ -56,6 +61,7 @@ func (l *roundLender) lend() *lentRounds {
 
 // giveBack keeps rounds for the next operation, up to maxSpareRounds.
 func (l *roundLender) giveBack(rounds *lentRounds) {
+	rounds.candidates, rounds.candidateFences = nil, nil
 	l.mu.Lock()
 	if len(l.spare) < maxSpareRounds {
 		l.spare = append(l.spare, rounds)

@@ -30,14 +30,15 @@ type Mutex struct {
 	//   - extending: the round of Extend's callers, one at a time (the
 	//     renewer's goroutine has rounds of its own, see renewer).
 
-	client    *Client
-	key       string
-	keys      []string // key, then MutexOptions.Keys
-	fenceKeys []string // the keys of the keys' fencing counters, with Fencing
+	client *Client
+	key    string
+	keys   []string // key, then MutexOptions.Keys
 	// kind is what the holds are: plain, or a read/write lock's writer or
 	// reader, whose acquisitions also check its guards (see RWMutex).
-	kind    lockKind
-	guards  []string
+	kind lockKind
+	// side holds the keys of the fencing counters and the guards, for the
+	// Mutexes that have any: nil for a plain Mutex, which keeps none.
+	side    *sideKeys
 	options MutexOptions
 	// announceOn is, on a Client with a Redis Cluster member, the start
 	// of the release channels of the keys (Client.releasedChannelPrefix),
@@ -66,12 +67,44 @@ type Mutex struct {
 	renewals atomic.Uint64
 }
 
+// sideKeys are the keys a Mutex's commands carry besides its lock keys.
+type sideKeys struct {
+	fences []string // the keys of the keys' fencing counters, with Fencing
+	guards []string // the keys a fair or read/write lock's commands check
+}
+
+// fenceKeys returns the keys of the lock keys' fencing counters, with
+// MutexOptions.Fencing; nil otherwise.
+func (m *Mutex) fenceKeys() []string {
+	if m.side == nil {
+		return nil
+	}
+	return m.side.fences
+}
+
+// guards returns the keys that the commands of a fair lock, or of a
+// read/write lock's writer or reader, check besides the lock keys.
+func (m *Mutex) guards() []string {
+	if m.side == nil {
+		return nil
+	}
+	return m.side.guards
+}
+
+// setGuards sets the keys guards returns. It is called by the
+// constructors only.
+func (m *Mutex) setGuards(guards []string) {
+	if m.side == nil {
+		m.side = &sideKeys{}
+	}
+	m.side.guards = guards
+}
+
 // acquisition is what the goroutine that has the turn uses to acquire a
 // hold and to release it: the rounds of both, lent by the Client while
 // they run (see lentRounds), and the token of the next hold.
 type acquisition struct {
-	lent          *lentRounds // nil but while an acquisition or a release runs
-	remainingTTLs []int64     // scratch of resume
+	lent *lentRounds // nil but while an acquisition or a release runs
 	// value is the token, and a space and the metadata with
 	// MutexOptions.Metadata: made by newMutex as large as it will be, and
 	// reused from hold to hold.
@@ -82,10 +115,6 @@ type acquisition struct {
 	// downgrades (RWMutex.Downgrade); for a fair lock's waiter in line, its
 	// identity and the TTL of its heartbeat; none otherwise.
 	extras [][]byte
-	// candidates are the keys of the commands whose row says candidates:
-	// the slots a Semaphore's one-round acquisition tries (attemptOneOf),
-	// and with fencing, their counters' keys.
-	candidates, candidateFences []string
 }
 
 // token returns the value of the lock keys of the hold being acquired, or
@@ -105,13 +134,13 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	}
 	m.keys = append([]string{key}, m.options.Keys...)
 	if m.options.Fencing {
-		m.fenceKeys = fenceKeys(m.keys)
+		m.side = &sideKeys{fences: fenceKeys(m.keys)}
 	}
 	if m.options.Fair {
 		m.kind = kindFair
-		m.guards = []string{key + naming.QueueKeySuffix, key + naming.AliveKeySuffix, key + naming.TicketsKeySuffix}
+		m.setGuards([]string{key + naming.QueueKeySuffix, key + naming.AliveKeySuffix, key + naming.TicketsKeySuffix})
 	}
-	if m.err = c.sameSlot(m.keys, m.fenceKeys, m.guards); m.err != nil {
+	if m.err = c.sameSlot(m.keys, m.fenceKeys(), m.guards()); m.err != nil {
 		return m
 	}
 	if c.hasCluster {

@@ -30,8 +30,10 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	if c.quarantine != nil {
 		start = begun
 	}
-	a.candidates, a.candidateFences = keys, fences
-	defer func() { a.candidates, a.candidateFences = nil, nil }()
+	// The candidates are the lent rounds': once won holds its slot, they
+	// may be another Mutex's.
+	lent := m.lentRounds()
+	lent.candidates, lent.candidateFences = keys, fences
 	command := nodeAcquirePermit
 	if m.options.Fencing {
 		command = nodeAcquirePermitFenced
@@ -45,6 +47,7 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 		chosen = noChoice
 	}
 	m.releaseCandidates(keys, chosen)
+	lent.candidates, lent.candidateFences = nil, nil
 	var won *Mutex
 	var fence int64
 	committed := true
@@ -117,6 +120,6 @@ func (m *Mutex) releaseCandidates(keys []string, chosen int64) {
 	if len(keys) == 0 {
 		return
 	}
-	m.acquisition.candidates = keys
+	m.lentRounds().candidates = keys
 	m.releaseSet(nodeQuietReleasePermits, chosen)
 }

@@ -65,7 +65,7 @@ const (
 	nodeForceRelease
 
 	// The commands of a Semaphore's one-round acquisition, over its
-	// candidate slots (acquisition.candidates): set the first free one,
+	// candidate slots (lentRounds.candidates): set the first free one,
 	// with and without fencing, and release whichever of them a node set
 	// with the token.
 	nodeAcquirePermit

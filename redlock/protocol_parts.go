@@ -38,35 +38,35 @@ func keysHeld(m *Mutex) commandKeys {
 
 // keysFenced are the Mutex's keys and their fencing counters.
 func keysFenced(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.keys, m.fenceKeys}, counted: len(m.keys)}
+	return commandKeys{groups: [3][]string{m.keys, m.fenceKeys()}, counted: len(m.keys)}
 }
 
 // keysGuarded are the Mutex's keys and its guards: the keys a read/write
 // or fair lock checks but does not hold.
 func keysGuarded(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.keys, m.guards}, counted: len(m.keys)}
+	return commandKeys{groups: [3][]string{m.keys, m.guards()}, counted: len(m.keys)}
 }
 
 // keysGuardedFenced are the Mutex's keys, their counters and its guards.
 func keysGuardedFenced(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.keys, m.fenceKeys, m.guards}, counted: len(m.keys)}
+	return commandKeys{groups: [3][]string{m.keys, m.fenceKeys(), m.guards()}, counted: len(m.keys)}
 }
 
 // keysOfLine are the guards alone: a fair lock's line.
 func keysOfLine(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.guards}, counted: len(m.keys)}
+	return commandKeys{groups: [3][]string{m.guards()}, counted: len(m.keys)}
 }
 
 // keysCandidate are a Semaphore's candidate slots.
 func keysCandidate(m *Mutex) commandKeys {
-	candidates := m.acquisition.candidates
+	candidates := m.lentRounds().candidates
 	return commandKeys{groups: [3][]string{candidates}, counted: len(candidates)}
 }
 
 // keysCandidateFenced are the candidate slots and their counters.
 func keysCandidateFenced(m *Mutex) commandKeys {
-	candidates := m.acquisition.candidates
-	return commandKeys{groups: [3][]string{candidates, m.acquisition.candidateFences}, counted: len(candidates)}
+	candidates := m.lentRounds().candidates
+	return commandKeys{groups: [3][]string{candidates, m.lentRounds().candidateFences}, counted: len(candidates)}
 }
 
 // commandArguments are what follows the token in one command.

@@ -30,7 +30,8 @@ func (m *Mutex) resume(ctx context.Context, attempt int) (time.Duration, uint64)
 	if tally.got < c.need || waitErr != nil || c.usable() != nil {
 		return elapsed, 0
 	}
-	remaining := a.remainingTTLs[:0]
+	lent := m.lentRounds()
+	remaining := lent.remainingTTLs[:0]
 	for _, node := range tally.nodes {
 		if node.outcome == OutcomeConfirmed {
 			remaining = append(remaining, node.number)
@@ -40,7 +41,7 @@ func (m *Mutex) resume(ctx context.Context, attempt int) (time.Duration, uint64)
 	// A quorum holds the keys for at least the need-th longest TTL.
 	quorumTTL := time.Duration(remaining[len(remaining)-c.need]) * time.Millisecond
 	until := start.Add(validity(quorumTTL, 0, c.options.DriftFactor))
-	a.remainingTTLs = remaining
+	lent.remainingTTLs = remaining
 	if !until.After(end) {
 		return elapsed, 0
 	}

@@ -51,7 +51,8 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 			m.err = err
 		}
 	}
-	rw.writer.kind, rw.writer.guards = kindWrite, []string{readersKey, waitingKey}
+	rw.writer.kind = kindWrite
+	rw.writer.setGuards([]string{readersKey, waitingKey})
 	if err == nil && rw.writer.err == nil {
 		// The marker lasts until the writer's next attempt: a waiting Lock
 		// sleeps at most notificationFallback retry delays, and its rounds
@@ -60,7 +61,8 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 		marker := notificationFallback*o.RetryDelayMax + 2*c.options.NodeTimeout
 		rw.writer.acquisition.extras = [][]byte{strconv.AppendInt(nil, max(marker, time.Millisecond).Milliseconds(), 10)}
 	}
-	rw.reader.kind, rw.reader.guards = kindRead, []string{writerKey, waitingKey}
+	rw.reader.kind = kindRead
+	rw.reader.setGuards([]string{writerKey, waitingKey})
 	// A waiting writer is woken by the release of the writer's key or of
 	// a reader; a waiting reader by the writer's.
 	rw.writer.wait.channels = []string{c.releasedChannel(writerKey), c.releasedChannel(readersKey)}

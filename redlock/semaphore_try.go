@@ -120,7 +120,7 @@ func (p *permitCandidates) take(s *Semaphore, first int) {
 		case m.turn <- struct{}{}:
 			p.slots, p.mutexes, p.keys = append(p.slots, slot), append(p.mutexes, m), append(p.keys, m.key)
 			if m.options.Fencing {
-				p.fences = append(p.fences, m.fenceKeys[0])
+				p.fences = append(p.fences, m.fenceKeys()[0])
 			}
 		default:
 		}
