@@ -18,50 +18,52 @@ import (
 // sync.Mutex: a goroutine that calls Lock while another holds the Mutex
 // waits locally, without network traffic. Any goroutine may Unlock it.
 type Mutex struct {
-	// Its state has four owners, each with one rule:
-	//   - turn: the goroutine that holds the Mutex in this process, or is
-	//     acquiring it, has the turn; acquisition and wait belong to it,
-	//     and the acquisition's rounds are lent only while an acquisition
-	//     or a release runs (lent_rounds.go);
-	//   - hold (hold.go): the hold itself, which any goroutine may read, is
-	//     guarded by its own mutex;
-	//   - sending: the commands sent for a hold (extensions, repairs) are
-	//     queued on the nodes before its release (see Unlock);
-	//   - extending: the round of Extend's callers, one at a time (the
-	//     renewer's goroutine has rounds of its own, see renewer).
-
-	client *Client
-	key    string
-	keys   []string // key, then MutexOptions.Keys
-	// kind is what the holds are: plain, or a read/write lock's writer or
-	// reader, whose acquisitions also check its guards (see RWMutex).
-	kind lockKind
-	// side holds the keys of the fencing counters and the guards, for the
-	// Mutexes that have any: nil for a plain Mutex, which keeps none.
-	side    *sideKeys
+	client  *Client
 	options MutexOptions
-	// announceOn is, on a Client with a Redis Cluster member, the start
-	// of the release channels of the keys (Client.releasedChannelPrefix),
-	// which the release scripts announce on with sharded pub/sub; empty
-	// otherwise.
-	announceOn string
-	err        error // why the options are not valid, or nil
+	err     error // why the options are not valid, or nil
+	resource
+	// The lock's state: three parts, each with one rule.
+	exclusion
+	liveness
+	wait waitState
+}
 
-	// turn holds one token while a goroutine of this process holds the
-	// Mutex or is acquiring it.
+// resource is what a Mutex locks: its keys and the keys its commands
+// touch beside them. It does not change after newMutex.
+type resource struct {
+	key  string
+	keys []string // key, then MutexOptions.Keys
+	// kind is what the holds are: plain, fair, or a read/write lock's
+	// writer or reader, whose acquisitions also check its guards.
+	kind lockKind
+	// side holds the fencing counters' keys and the guards; nil for a
+	// plain Mutex.
+	side *sideKeys
+	// announceOn is, with a Redis Cluster node, the prefix of the keys'
+	// release channels (Client.releasedChannelPrefix); empty otherwise.
+	announceOn string
+}
+
+// exclusion is the Mutex's exclusion within this process. Rule: turn holds
+// one token while a goroutine holds the Mutex or is acquiring it, and
+// acquisition belongs to that goroutine; its rounds are lent only while
+// an acquisition or a release runs (lent_rounds.go).
+type exclusion struct {
 	turn        chan struct{}
 	acquisition acquisition
-	wait        waitState
+}
 
+// liveness is the current hold, which any goroutine may read. Rule: hold
+// has its own mutex, and sending orders the commands sent for a hold
+// before its release, on every node.
+type liveness struct {
 	hold hold
-
-	// sending is held for reading while an extension or a repair of the
-	// hold is being queued on the nodes, and for writing while a hold
-	// ends: the release, and the next hold's acquisition, are queued behind
-	// every command sent for a hold, on every node.
+	// sending is held for reading while an extension or a repair is
+	// queued on the nodes, and for writing while a hold ends.
 	sending sync.RWMutex
-
-	extending atomic.Pointer[extender] // made on first use; its own mutex serializes Extend's callers
+	// extending is made on first use; its mutex serializes Extend's
+	// callers (the renewer has rounds of its own).
+	extending atomic.Pointer[extender]
 	// renewals counts the renewals scheduled for the Mutex's holds: the
 	// last one scheduled is the one that counts (renewal.seq).
 	renewals atomic.Uint64
@@ -123,7 +125,8 @@ type acquisition struct {
 func (a *acquisition) token() []byte { return a.value }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
-	m := &Mutex{client: c, key: key, turn: make(chan struct{}, 1)}
+	m := &Mutex{client: c}
+	m.key, m.turn = key, make(chan struct{}, 1)
 	m.wait.Init(&c.notifier, (*waitingLock)(m))
 	m.options, m.err = options.withDefaults(c.options)
 	if m.err == nil {

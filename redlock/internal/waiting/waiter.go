@@ -29,26 +29,24 @@ type Waiter struct {
 
 	// causes holds the causes that came since the last attempt began, and
 	// notify a token when one came: wake sets them, the waiter takes them.
-	causes atomic.Uint32
-	notify chan struct{}
-
+	causes        atomic.Uint32
 	listening     atomic.Bool  // waits for a release; cleared when picked for one
 	releaseWakes  atomic.Int32 // releases picked for that no completed attempt followed
-	unheardBefore uint64       // Notifier.unheard when the attempt before registering began
-	split         bool         // the last attempt won a part, not all it needed
+	answered      int32        // the release wake-ups the attempt under way answers
+	notify        chan struct{}
+	unheardBefore uint64 // Notifier.unheard when the attempt before registering began
+	split         bool   // the last attempt won a part, not all it needed
+	subscribed    bool   // registered with the notifier
 
 	// Guarded by Notifier.mu. subscribing is set until a quorum confirms
 	// the subscriptions; wokenOn and pickedFor are the channel and hash of
 	// the last release picked for; lineID is a fair lock's identity in
 	// line while lined is set.
 	subscribing bool
+	lined       bool
 	wokenOn     string
 	pickedFor   uint64
 	lineID      [WaiterIDLength]byte
-	lined       bool
-
-	subscribed bool  // registered with the notifier
-	answered   int32 // the release wake-ups the attempt under way answers
 }
 
 // Kind is what a lock's holds are, as far as waking its waiters goes.
