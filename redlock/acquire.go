@@ -310,7 +310,7 @@ func (m *Mutex) releaseAfterFailure() {
 // releaseSet sends command, a quiet release, to every node that may have
 // set a key in the acquisition round but for the candidate kept (see
 // tally.mayHoldOther), as releaseAfterFailure says.
-func (m *Mutex) releaseSet(command nodeOperation, kept int64) {
+func (m *Mutex) releaseSet(command command, kept int64) {
 	r := m.acquisitionRound()
 	needed := false
 	for i := range r.tally.nodes {

@@ -6,15 +6,15 @@ import (
 	"github.com/lockmux/lockmux/resp"
 )
 
-// nodeOperation is one command of the protocol between a Mutex and a node.
+// command is one command of the protocol between a Mutex and a node.
 // The protocol table says, for each, how it is written and what its
 // replies mean; a round (round.go) writes any of them and counts any of
 // their replies the same way.
-type nodeOperation uint8
+type command uint8
 
 const (
 	// nodeAcquire sets one key: SET key token NX PX ttl.
-	nodeAcquire nodeOperation = iota
+	nodeAcquire command = iota
 	// nodeAcquireWaiting sets one key as nodeAcquire does, and tells how
 	// long the key lives when it exists: the attempts of a Lock that
 	// waits.
@@ -72,8 +72,8 @@ const (
 	nodeAcquirePermitFenced
 	nodeQuietReleasePermits
 
-	// nodeOperations counts the commands.
-	nodeOperations
+	// commandCount counts the commands.
+	commandCount
 )
 
 // lockKind is what a Mutex's holds are: a plain lock, or a read/write
@@ -91,10 +91,10 @@ const (
 // commandsOf maps, for each kind, the command a plain hold uses for a step
 // (acquire, release, extend…) to the one the kind uses. Every operation
 // names the plain command, and Mutex.start maps it.
-var commandsOf = func() [lockKinds][nodeOperations]nodeOperation {
-	var table [lockKinds][nodeOperations]nodeOperation
+var commandsOf = func() [lockKinds][commandCount]command {
+	var table [lockKinds][commandCount]command
 	for kind := range table {
-		for command := range nodeOperations {
+		for command := range commandCount {
 			table[kind][command] = command
 		}
 	}
@@ -142,9 +142,9 @@ const (
 	everyNodeAnswers
 )
 
-// nodeCommand is one row of the protocol table: what a command sends, and
+// commandRow is one row of the protocol table: what a command sends, and
 // what its replies mean.
-type nodeCommand struct {
+type commandRow struct {
 	// operation is the operation the command serves, as users see it.
 	operation Operation
 	// script is the command's script; nil for the plain SET.
@@ -170,12 +170,12 @@ type nodeCommand struct {
 
 // bySHA reports whether the command's script is sent by its SHA1, and
 // so must be loaded on every connection.
-func (c *nodeCommand) bySHA() bool {
+func (c *commandRow) bySHA() bool {
 	return c.script != nil && c.dispatch != sentWhole && c.dispatch != sentCarried
 }
 
 // protocol is the protocol table: every command a Mutex sends to a node.
-var commandTable = [...]nodeCommand{
+var commandTable = [...]commandRow{
 	nodeAcquire:        {operation: OperationLock, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: protocol.ReadAcquire},
 	nodeAcquireWaiting: {operation: OperationLock, script: protocol.AcquireWaiting, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: protocol.ReadAcquire},
 	nodeAcquireMulti:   {operation: OperationLock, script: protocol.AcquireMulti, dispatch: sentDelivered, counting: votesCount, keys: keysHeld, arguments: withNumber, read: protocol.ReadAcquire},

@@ -15,7 +15,7 @@ import (
 // belongs to one goroutine at a time; the Mutex's fields say whose.
 type nodeRound struct {
 	round   *mux.Round
-	command nodeOperation // the command written last
+	command command // the command written last
 	tally   tally
 	// identity is the identity of the release the round sends: a field,
 	// so that passing it to the protocol's rows allocates nothing.
@@ -45,7 +45,7 @@ func (c *Client) newNodeRound() *nodeRound {
 // every node: the keys and arguments its row of the protocol table gives,
 // around the token. It makes the tally ready to count the replies. The
 // nodes skipped (mux.Round.Skip) before or after it stay skipped.
-func (m *Mutex) start(r *nodeRound, command nodeOperation, token []byte, number int64, identity []byte) {
+func (m *Mutex) start(r *nodeRound, command command, token []byte, number int64, identity []byte) {
 	command = commandsOf[m.kind][command]
 	row := &commandTable[command]
 	r.command = command

@@ -30,7 +30,7 @@ type nodeOutcome struct {
 // tally counts the replies of one round as mux gathers them. It is owned
 // by the goroutine that runs the round.
 type tally struct {
-	command nodeOperation
+	command command
 	keys    int // the number of lock keys, which a release must confirm
 	need    int
 	nodes   []nodeOutcome
@@ -47,7 +47,7 @@ type tally struct {
 // operation is the operation the round serves, as users see it.
 func (t *tally) operation() Operation { return commandTable[t.command].operation }
 
-func (t *tally) reset(command nodeOperation, need int) {
+func (t *tally) reset(command command, need int) {
 	t.command, t.need = command, need
 	t.got, t.refused, t.failed, t.down, t.config = 0, 0, 0, 0, 0
 	for i := range t.nodes {
