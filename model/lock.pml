@@ -51,7 +51,7 @@ byte until[C];
 
 #define believes(c) (held[c] && now < until[c])
 
-/* A vote counts unless the node is quarantined (quarantine.judge). */
+/* A vote counts unless the node is quarantined (Quarantine.Judge). */
 #ifdef NO_QUARANTINE
 #define counts(n) 1
 #else

@@ -122,7 +122,7 @@ active proctype ClientB() {
 	do
 	:: now >= HELD -> break
 	:: now < HELD ->
-		/* quarantine.verify, before the round */
+		/* Quarantine.Verify, before the round */
 		atomic {
 			if
 			:: pending ->
@@ -131,7 +131,7 @@ active proctype ClientB() {
 				crun = mrun; cwritten = mwritten; creplid = mreplid;
 				pending = 0;
 				age = 0; durable = 0; same = 0; restarted = 0;
-				/* watchMarker: a marker missing at the arming read */
+				/* WatchMarker: a marker missing at the arming read */
 				if
 				:: mrun == 0 -> pending = 1
 				:: else
@@ -147,7 +147,7 @@ active proctype ClientB() {
 			:: else -> vote = 0
 			fi
 		}
-		/* quarantine.judge, after the follow-up read of the marker on the
+		/* Quarantine.Judge, after the follow-up read of the marker on the
 		 * same connection (mux.Round.FollowUp) */
 		atomic {
 #ifndef NO_FOLLOWUP

@@ -208,7 +208,7 @@ func (m *Mutex) begin(ctx context.Context) (begun time.Time, err error) {
 	}
 	if c.quarantine != nil {
 		begun = c.options.clock.Now()
-		c.quarantine.verify(ctx)
+		c.quarantine.Verify(ctx)
 	}
 	return begun, nil
 }

@@ -55,8 +55,8 @@ func waitArmed(t *testing.T, client *Client) {
 	if client.quarantine == nil {
 		return
 	}
-	for node := range client.quarantine.nodes {
-		require.True(t, waitUntil(func() bool { return client.quarantine.nodes[node].armed.Load() > 0 }), "node %d armed", node)
+	for node := range client.addresses {
+		require.True(t, waitUntil(func() bool { return client.quarantine.Armed(node) > 0 }), "node %d armed", node)
 	}
 }
 

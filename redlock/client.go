@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/connection"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
@@ -22,7 +23,7 @@ var allScripts = scriptsBySHA()
 // their SHA1, the count of a Semaphore's free permits, and the reading of
 // the marker that follows a vote.
 func scriptsBySHA() []*mux.Script {
-	scripts := []*mux.Script{permitsFreeLua, markerLua}
+	scripts := []*mux.Script{permitsFreeLua, quarantine.MarkerScript}
 	for _, row := range commandTable {
 		if row.bySHA() && !slices.Contains(scripts, row.script) {
 			scripts = append(scripts, row.script)
@@ -60,7 +61,7 @@ type Client struct {
 	duplicate   atomic.Pointer[error]
 	// quarantine keeps the nodes that may have lost keys out of the
 	// locks; nil with QuarantineOff.
-	quarantine *quarantine
+	quarantine *quarantine.Quarantine
 }
 
 // New returns a Client for the independent Redis masters at addresses:
@@ -99,7 +100,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	groupOptions.OnConnect = c.recordRunID
 	groupOptions.OnUnfinished = c.reportUnfinished
 	// A restart of a node that fsyncs every write is trusted at once
-	// (see quarantine.run): the handshake asks.
+	// (the quarantine's epoch.lua): the handshake asks.
 	groupOptions.AskPersistence = options.Quarantine == QuarantineOn
 	c.group, err = mux.New(addresses, groupOptions)
 	if err != nil {
@@ -117,7 +118,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	}
 	c.initNotifier()
 	if c.options.Quarantine == QuarantineOn {
-		c.quarantine = newQuarantine(c)
+		c.quarantine = c.newQuarantine(true)
 	}
 	return c, nil
 }
@@ -128,7 +129,7 @@ func New(addresses []string, options Options) (*Client, error) {
 // node's verdict is unknown again until its epoch markers are read.
 func (c *Client) recordRunID(node int, address, runID string) {
 	if q := c.quarantine; q != nil {
-		q.reconnected(node, runID) // before the connection carries a command
+		q.Reconnected(node, runID) // before the connection carries a command
 	}
 	if runID == "" {
 		return // INFO was denied or is not supported: nothing to compare

@@ -361,10 +361,10 @@ func TestClusterMemberWatchesKeysAndMarkers(t *testing.T) {
 		t.Fatal("the cut went unnoticed: no extension before the renewal's schedule")
 	}
 
-	require.True(t, waitUntil(func() bool { return client.quarantine.nodes[0].armed.Load() >= 3 }), "every master's marker is armed")
+	require.True(t, waitUntil(func() bool { return client.quarantine.Armed(0) >= 3 }), "every master's marker is armed")
 	flushed := cluster.Masters[0]
 	flushed.Do(t, "FLUSHALL")
-	require.True(t, waitUntil(func() bool { return client.quarantine.nodes[0].pending.Load() }), "the flush was noticed")
+	require.True(t, waitUntil(func() bool { return client.quarantine.Pending(0) }), "the flush was noticed")
 	for i := 0; ; i++ {
 		key := "after:" + strconv.Itoa(i)
 		if cluster.MasterOf(mux.Slot(key)) != flushed {

@@ -118,7 +118,7 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 		// waits for; the extension's validity counts from before the
 		// read, which can last a node timeout.
 		begun = m.client.options.clock.Now()
-		q.verify(context.Background())
+		q.Verify(context.Background())
 	}
 	m.sending.RLock()
 	defer m.sending.RUnlock()

@@ -120,7 +120,7 @@ func BenchmarkFirstContact(b *testing.B) {
 	b.Run("connect+markers", func(b *testing.B) {
 		for b.Loop() {
 			client := newClient(b, nodes.addresses, QuarantineOn)
-			client.quarantine.verify(context.Background())
+			client.quarantine.Verify(context.Background())
 			client.Close()
 		}
 	})

@@ -220,11 +220,11 @@ func TestQuarantineNoticesAFlushOfANodeThatStaysUp(t *testing.T) {
 	m := client.NewMutex("before", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, m.Lock(ctx))
 	require.NoError(t, m.Unlock(ctx))
-	require.True(t, waitUntil(func() bool { return client.quarantine.nodes[1].armed.Load() > 0 }), "node 1's marker, read, is armed")
+	require.True(t, waitUntil(func() bool { return client.quarantine.Armed(1) > 0 }), "node 1's marker, read, is armed")
 
 	nodes.servers[1].Do(t, "FLUSHALL")
 
-	require.True(t, waitUntil(func() bool { return client.quarantine.nodes[1].pending.Load() }), "the flush was noticed")
+	require.True(t, waitUntil(func() bool { return client.quarantine.Pending(1) }), "the flush was noticed")
 	after := client.NewMutex("after", MutexOptions{TTL: 10 * time.Second})
 	require.NoError(t, after.TryLock(ctx), "two nodes of three still vote")
 	defer after.Unlock(ctx)

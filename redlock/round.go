@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 )
 
 // nodeRound is one round of a Mutex: one command of the protocol table
@@ -36,7 +37,7 @@ func (c *Client) newNodeRound() *nodeRound {
 	r.tally.nodes = make([]nodeOutcome, c.group.Len())
 	r.tally.quarantine = c.quarantine
 	if c.quarantine != nil {
-		r.round.SetFollowUp(markerLua, epochKey) // a vote's node must still hold its marker (quarantine.judge)
+		r.round.SetFollowUp(quarantine.MarkerScript, epochKey) // a vote's node must still hold its marker (Quarantine.Judge)
 	}
 	return r
 }

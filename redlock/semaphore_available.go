@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/protocol"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -29,7 +30,7 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if c.quarantine != nil {
-		c.quarantine.verify(ctx)
+		c.quarantine.Verify(ctx)
 	}
 	round := c.group.NewRound()
 	round.SetScript(permitsFreeLua, len(s.slots), 0)
@@ -60,7 +61,7 @@ type freeSlots struct {
 	free       []int
 	answered   int
 	errs       []error
-	quarantine *quarantine
+	quarantine *quarantine.Quarantine
 	addresses  []string
 }
 
@@ -79,8 +80,8 @@ func (f *freeSlots) Count(node int, round *mux.Round) bool {
 		return false
 	}
 	if f.quarantine != nil {
-		if excluded, left := f.quarantine.excludes(node, round.Server(node)); excluded {
-			f.errs = append(f.errs, fmt.Errorf("%s: %w", f.addresses[node], f.quarantine.errQuarantined(node, left)))
+		if excluded, left := f.quarantine.Excludes(node, round.Server(node)); excluded {
+			f.errs = append(f.errs, fmt.Errorf("%s: %w", f.addresses[node], f.quarantine.Err(node, left)))
 			return false
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -48,7 +49,7 @@ func startUntrusted(t testing.TB, n int, options redistest.Options) *cluster {
 func trustServers(t testing.TB, servers ...*redistest.Server) {
 	t.Helper()
 	for _, server := range servers {
-		server.Do(t, "EVAL", epochScript, "1", epochKey, "trust", "")
+		server.Do(t, "EVAL", quarantine.EpochScript.Source(), "1", epochKey, "trust", "")
 	}
 }
 
@@ -66,7 +67,7 @@ func (c *cluster) client(t testing.TB, options Options) *Client {
 		require.NoError(t, err, "node %d", i)
 	}
 	if client.quarantine != nil {
-		client.quarantine.verify(context.Background()) // the markers read, as after a first lock
+		client.quarantine.Verify(context.Background()) // the markers read, as after a first lock
 	}
 	return client
 }

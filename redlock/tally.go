@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/protocol"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 )
 
 // nodeOutcome is what one node answered in a round.
@@ -41,7 +42,7 @@ type tally struct {
 	config  int // the misconfigured ones among them
 	// quarantine, with Options.Quarantine, keeps the votes of the nodes
 	// that may have lost keys from counting; nil without.
-	quarantine *quarantine
+	quarantine *quarantine.Quarantine
 }
 
 // operation is the operation the round serves, as users see it.
@@ -62,7 +63,7 @@ func (t *tally) Count(node int, round *mux.Round) bool {
 	*outcome = t.read(round, node)
 	outcome.latency = round.Latency(node)
 	if q := t.quarantine; q != nil && outcome.outcome == OutcomeConfirmed && commandTable[t.command].counting == votesCount {
-		if err := q.judge(node, round); err != nil {
+		if err := q.Judge(node, round); err != nil {
 			outcome.outcome, outcome.err = OutcomeQuarantined, err
 		}
 	}

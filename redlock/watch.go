@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/protocol"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -115,14 +116,14 @@ func (w *watcher) forget(m *Mutex) {
 // report is older than the hold's last own write. It runs on a
 // subscription connection's goroutine and must not block.
 func (w *watcher) invalidated(invalidation mux.Invalidation) {
-	if isEpochKey(invalidation.Key) {
+	if quarantine.IsEpochKey(invalidation.Key) {
 		// The marker changed or was flushed: the node's verdict is read
 		// again before its next vote. A watch that ended changes nothing
 		// for a plain node, whose every vote is judged by the marker read
 		// after it; a Redis Cluster node's verdict is read again.
 		q := w.client.quarantine
 		if q != nil && (invalidation.Cause != mux.InvalidatedDisconnected || w.client.group.IsCluster(invalidation.Node)) {
-			q.connected(invalidation.Node)
+			q.Connected(invalidation.Node)
 		}
 		return
 	}
@@ -224,7 +225,7 @@ func (w *watcher) close() {
 // of every watched hold that node confirmed: the former connection's
 // arming ended with it (and was reported, see invalidated).
 func (w *watcher) reconnected(node int) {
-	w.client.quarantine.watchMarker(node)
+	w.client.quarantine.WatchMarker(node)
 	w.wakeObservations("")
 	w.mu.Lock()
 	mutexes := make(map[*Mutex]bool, len(w.holds))

@@ -14,7 +14,8 @@
 //     import mux, resp and the packages of the redlock subtree, but never
 //     conn: mux is their one seam to the network;
 //   - redlock's rooms never import redlock: redlock/internal/waiting may
-//     import mux, resp and redlock/internal/naming only;
+//     import mux, resp and redlock/internal/naming only, and
+//     redlock/internal/quarantine those and redlock/internal/protocol;
 //   - cmd/... and bench may import any package of the project except
 //     another command;
 //   - the adapters under contrib/..., each a module of its own, may import

@@ -37,7 +37,8 @@ var layers = map[string][]string{
 	"contrib":            {"redlock"}, // adapters use redlock's public API only
 
 	// redlock's rooms: each imports only what is listed, never redlock.
-	"redlock/internal/waiting": {"mux", "resp", "redlock/internal/naming"},
+	"redlock/internal/waiting":    {"mux", "resp", "redlock/internal/naming"},
+	"redlock/internal/quarantine": {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
 }
 
 // allowedModules are the modules non-test files of the main module may
@@ -187,6 +188,12 @@ func TestProblem(t *testing.T) {
 		{name: "the waiting room imports another room", file: main("redlock/internal/waiting"), importPath: module + "/redlock/internal/transport"},
 		{name: "the waiting room imports conn", file: main("redlock/internal/waiting"), importPath: module + "/conn"},
 		{name: "redlock imports the waiting room", file: main("redlock"), importPath: module + "/redlock/internal/waiting", wantOK: true},
+		{name: "the quarantine imports mux", file: main("redlock/internal/quarantine"), importPath: module + "/mux", wantOK: true},
+		{name: "the quarantine imports the protocol", file: main("redlock/internal/quarantine"), importPath: module + "/redlock/internal/protocol", wantOK: true},
+		{name: "the quarantine imports redlock", file: main("redlock/internal/quarantine"), importPath: module + "/redlock"},
+		{name: "the quarantine imports the waiting room", file: main("redlock/internal/quarantine"), importPath: module + "/redlock/internal/waiting"},
+		{name: "the quarantine imports conn", file: main("redlock/internal/quarantine"), importPath: module + "/conn"},
+		{name: "the doctor imports the quarantine", file: main("redlock/doctor"), importPath: module + "/redlock/internal/quarantine", wantOK: true},
 		{name: "redlock imports conn, around mux", file: main("redlock"), importPath: module + "/conn"},
 		{name: "a subpackage of redlock imports conn", file: main("redlock/doctor"), importPath: module + "/conn"},
 		{name: "a tool under redlock imports redlock", file: main("redlock/doctor"), importPath: module + "/redlock", wantOK: true},

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/redlock/internal/epoch"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -417,7 +417,7 @@ func (f nodeFacts) checkEpoch(ctx context.Context, longestTTL time.Duration) Fin
 // server process, or with a young one, keeps its shard out of the locks of
 // a client that quarantines.
 func (f nodeFacts) checkClusterEpochs(ctx context.Context, longestTTL time.Duration) Finding {
-	requests, err := epoch.AskMasters(ctx, f.group, f.node, epoch.AgeScript)
+	requests, err := quarantine.AskMasters(ctx, f.group, f.node, quarantine.AgeScript)
 	if err != nil {
 		return Finding{CheckEpoch, SeverityWarn, fmt.Sprintf("cannot read the epoch markers of the cluster's masters: %v", err)}
 	}

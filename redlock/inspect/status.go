@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
-	"github.com/lockmux/lockmux/redlock/internal/epoch"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -17,11 +17,11 @@ import (
 // masters of node, a Redis Cluster (each keeps its own), or -1 when one of
 // them has none of its server process or does not answer.
 func clusterEpochAge(ctx context.Context, group *mux.Group, node int) time.Duration {
-	requests, err := epoch.AskMasters(ctx, group, node, epoch.AgeScript)
+	requests, err := quarantine.AskMasters(ctx, group, node, quarantine.AgeScript)
 	if err != nil {
 		return -1
 	}
-	youngest, ok := epoch.Youngest(requests)
+	youngest, ok := quarantine.Youngest(requests)
 	if !ok {
 		return -1
 	}
@@ -128,7 +128,7 @@ func (i *Inspector) Status(ctx context.Context, key string) (LockStatus, error) 
 	ttls.SetCommand("PTTL", key)
 	fences.SetCommand("GET", key+naming.FenceKeySuffix)
 	line.SetCommand("EVAL", liveWaitersScript, "2", key+naming.QueueKeySuffix, key+naming.AliveKeySuffix)
-	markers.SetCommand("EVAL", epoch.AgeScript, "1", naming.EpochKey)
+	markers.SetCommand("EVAL", quarantine.AgeScript, "1", naming.EpochKey)
 	for n := range i.group.Len() {
 		if i.group.IsCluster(n) {
 			markers.Skip(n) // its masters' markers are read one by one (clusterEpochAge)

@@ -12,7 +12,7 @@
 //     of the node's marker follows each vote in the same write.
 //  4. The replies. mux.Group.Wait hands each reply to the tally
 //     (redlock/tally.go), which reads it by its row (protocol) and asks the
-//     quarantine (redlock/quarantine.go) whether the vote counts.
+//     quarantine (redlock/client_quarantine.go, quarantine) whether the vote counts.
 //  5. The quorum. A quorum of votes and a positive validity, the TTL less
 //     the time spent and the drift allowance (redlock/quorum.go), make a
 //     hold (redlock/hold.go). Its end is watched (redlock/ends.go), its

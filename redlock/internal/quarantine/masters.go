@@ -1,18 +1,17 @@
-package redlock
+package quarantine
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/lockmux/lockmux/redlock/internal/epoch"
 	"github.com/lockmux/lockmux/resp"
 )
 
 // masterVerdict is the verdict of one master of a Redis Cluster node.
 type masterVerdict struct {
 	until int64 // as quarantineNode.until
-	// marker is what markerLua answers on that master, with that master's
+	// marker is what MarkerScript answers on that master, with that master's
 	// marker, while it stays as its last reading left it (as
 	// quarantineNode.marker).
 	marker string
@@ -31,12 +30,12 @@ type masterReading struct {
 // reading by the address of the server that answered: a failover or a
 // flush of one master keeps that master's shard out. A master that does
 // not answer makes the node's verdict unknown.
-func (q *quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, map[string]masterReading, error) {
-	requests, err := epoch.AskMasters(ctx, q.client.group, node, epochLua.Source(), action, "")
+func (q *Quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, map[string]masterReading, error) {
+	requests, err := AskMasters(ctx, q.config.Group, node, EpochScript.Source(), action, "")
 	if err != nil {
-		return resp.Value{}, nil, fmt.Errorf("%w: %w", ErrNodeUnreachable, err)
+		return resp.Value{}, nil, fmt.Errorf("%w: %w", q.config.Unreachable, err)
 	}
-	youngest, ok := epoch.Youngest(requests)
+	youngest, ok := Youngest(requests)
 	if !ok {
 		if youngest == nil {
 			return resp.Value{}, nil, nil
@@ -46,7 +45,7 @@ func (q *quarantine) askMasters(ctx context.Context, node int, action string) (r
 	readings := make(map[string]masterReading, len(requests))
 	for _, request := range requests {
 		reply := request.Reply()
-		age, _ := epoch.Age(reply)
+		age, _ := Age(reply)
 		read := masterReading{age: time.Duration(age) * time.Millisecond}
 		if len(reply.Elems) == 2 && reply.Elems[1].Type == resp.TypeBulkString {
 			read.marker = string(reply.Elems[1].Str)
