@@ -57,15 +57,11 @@ type Config struct {
 	UnexpectedReply error
 }
 
-// Quarantine keeps, per node, whether its votes count.
-// A node that may have lost keys (restarted without them, promoted from a
-// replica, flushed) takes part in no lock until its epoch marker is older
-// than Options.MaxTTL and its drift allowance by the node's own clock:
-// every hold it could have lost has ended by then. Every client reaches
-// the same verdict from the node's marker. A node's verdict is unknown
-// from a connection to another server process until its marker is read
-// (Verify), and its votes do not count meanwhile: Reconnected marks it
-// before the connection carries a command.
+// Quarantine keeps, per node, whether its votes count. A node that may
+// have lost keys (a restart, a promotion, a flush) votes in no lock until
+// its epoch marker is older than Config.Threshold by its own clock. A
+// node's verdict is unknown until its marker is read (Verify), and its
+// votes do not count meanwhile.
 type Quarantine struct {
 	config    Config
 	origin    time.Time // the Client's clock when it started: until counts from it
@@ -111,11 +107,10 @@ func New(config Config) *Quarantine {
 	return q
 }
 
-// Reconnected notes that node has a new connection, to the server process
-// runID ("" when INFO was refused). The verdict of a plain node stands
-// when that process wrote the marker it was read from: the server did not
-// restart, and each vote is still judged by the marker read after it.
-// Otherwise the verdict is unknown until the marker is read again.
+// Reconnected notes that node has a new connection to the server process
+// runID ("" when INFO was refused). A plain node keeps its verdict when
+// that process wrote the marker it was read from; otherwise the verdict
+// is unknown until the marker is read again.
 func (q *Quarantine) Reconnected(node int, runID string) {
 	n := &q.nodes[node]
 	if read := n.marker.Load(); runID != "" && read != nil && !n.pending.Load() &&
@@ -134,11 +129,9 @@ func (q *Quarantine) Connected(node int) {
 }
 
 // Excludes reports whether node's votes do not count now, and for how
-// long more it is quarantined (0 when its verdict is unknown). server is
-// the address of the server that gave the vote (mux.Round.Server): on a
-// Redis Cluster node, each master has a verdict of its own, and a master
-// the last verification did not ask (the slot map changed since) makes
-// the node's verdict unknown. "" asks for the node's verdict as a whole.
+// long more (0 when its verdict is unknown). server is the vote's server
+// (mux.Round.Server): a cluster's masters each have a verdict, and a
+// master not yet asked makes it unknown. "" asks for the whole node.
 func (q *Quarantine) Excludes(node int, server string) (bool, time.Duration) {
 	n := &q.nodes[node]
 	if n.pending.Load() {
@@ -158,13 +151,9 @@ func (q *Quarantine) Excludes(node int, server string) (bool, time.Duration) {
 }
 
 // Judge returns nil when node's confirmation in round counts, and the
-// error of its quarantine otherwise. A vote is followed, on the
-// connection that carried it, by a reading of the marker of the server
-// that cast it (mux.Round.FollowUp; on a Redis Cluster node, that
-// master's own marker): the vote counts only if that server still held
-// the marker and the replication ID its verdict was read from, whatever
-// the notifications of a flush or a promotion say and whenever they come.
-// A cluster's vote that no such reading followed does not count.
+// error of its quarantine otherwise. The vote counts only if the reading
+// that followed it on its connection (mux.Round.FollowUp) shows the
+// marker and replication ID of the node's verdict.
 func (q *Quarantine) Judge(node int, round *mux.Round) error {
 	server := round.Server(node)
 	if excluded, left := q.Excludes(node, server); excluded {
@@ -218,11 +207,9 @@ func (q *Quarantine) Err(node int, left time.Duration) error {
 }
 
 // Verify reads the epoch markers of the nodes whose verdict is unknown,
-// writing the missing or foreign ones, before a round whose votes count.
-// A node that does not answer stays unknown, and its votes do not count.
-// The first verification also waits, at most a dial timeout, for a quorum
-// of the nodes to connect; then it waits at most a node timeout. Neither
-// outlasts ctx.
+// writing the missing or foreign ones. The first call waits up to a dial
+// timeout for a quorum to connect; then each waits at most a node
+// timeout. Neither outlasts ctx.
 func (q *Quarantine) Verify(ctx context.Context) {
 	if q.pending.Load() == 0 {
 		return
@@ -234,12 +221,8 @@ func (q *Quarantine) Verify(ctx context.Context) {
 		return // verified by another goroutine meanwhile
 	}
 	if !q.dialled {
-		// The Client dials its nodes when first used: the first
-		// verification dials them all, once, and waits for a quorum, then
-		// as long again for the others, whose dials end about together on
-		// a sound network. A node still being dialled has no vote yet, and
-		// is verified once it is connected: a stalled one costs the first
-		// lock at most the quorum's dial time.
+		// The first verification dials every node once: it waits for a
+		// quorum, then as long again for the others.
 		q.dialled = true
 		dialContext, cancel := context.WithTimeout(ctx, c.DialTimeout)
 		started := time.Now()
@@ -255,12 +238,10 @@ func (q *Quarantine) Verify(ctx context.Context) {
 }
 
 // run sends the epoch script with action to the nodes, and records the
-// verdicts of those that answer. With pendingOnly, it asks only the nodes
-// whose verdict is unknown and that are connected, within a node timeout:
-// a node that is down votes in no round anyway, and is asked once it
-// connected; a round's wait is not spent on it. The plain nodes whose
-// connection found appendfsync always are asked in a round of their own,
-// sent with the other, that says so (see scripts/epoch.lua).
+// verdicts of those that answer. With pendingOnly, it asks only the
+// connected nodes whose verdict is unknown, within a node timeout. The
+// nodes whose connection found appendfsync always get a round of their
+// own (scripts/epoch.lua).
 func (q *Quarantine) run(ctx context.Context, action string, pendingOnly bool) []error {
 	c := q.config
 	rounds := [2]*mux.Round{c.Group.NewRound(), c.Group.NewRound()} // the plain nodes', and the durable ones'
@@ -357,15 +338,10 @@ func (q *Quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 // watcher tells them apart by their key, not their tag.
 const markerWatchTag = 0
 
-// WatchMarker arms node's epoch marker on its subscription connection
-// (Config.Arm): a change of the marker, a flush of the node (which the
-// marker does not survive) or the end of that connection makes the node's
-// verdict unknown again (the key watcher calls Connected), so that a node
-// flushed while it stays up, which no client reconnects to, is
-// quarantined at once; a marker found missing by the arming read was
-// flushed since it was read, and does the same. A node whose arming fails
-// keeps its verdict until it reconnects. On a Redis Cluster node, each
-// master's marker is armed on the connection to that master.
+// WatchMarker arms node's epoch markers on its subscription connection
+// (Config.Arm): a change or flush then makes the verdict unknown (the
+// watcher calls Connected), and so does a marker found missing by the
+// arming read. A node whose arming fails keeps its verdict.
 func (q *Quarantine) WatchMarker(node int) {
 	if q == nil || q.config.Arm == nil {
 		return // TrustNodes's quarantine of a Client that does not quarantine has no verdict to keep
