@@ -39,7 +39,8 @@
 //
 // One name per idea, in every package of the module:
 //   - node: one of the N independent Redis endpoints of a Client: a plain
-//     server, a master that Redis Sentinel serves, or a Redis Cluster.
+//     server, a master that Redis Sentinel serves, or a Redis Cluster (a
+//     Cluster member, in the docs).
 //   - server: one redis-server process. A node is one server, or many for
 //     a Redis Cluster, whose masters are the servers that own its slots.
 //   - operation: what a caller asks of a lock (Operation): lock, unlock,
