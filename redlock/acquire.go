@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
 // acquireWithRetries runs attempts until one wins a hold that is still
@@ -97,7 +99,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		// reader competes with nobody: it waits for the writer's release.
 		held := err != nil && refused > 0
 		backoff := held && got > 0 && m.kind != kindRead
-		if err := m.wait.WaitToRetry(ctx, m.retryDelay(attempt), held, got > 0, backoff, refusedFor); err != nil {
+		if err := m.wait.WaitToRetry(ctx, m.retryDelay(attempt), waiting.Failure{Held: held, Split: got > 0, Backoff: backoff, RefusedFor: refusedFor}); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, m.failure(failure))
 		}
 	}

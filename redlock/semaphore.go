@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
 // MaxSemaphoreLimit is the largest limit of a Semaphore.
@@ -219,7 +220,7 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 		}
 		// Not full, yet not won: competitors, or a release that reached
 		// some nodes before the attempt and the others after.
-		if sleepErr := w.wait.WaitToRetry(ctx, w.retryDelay(attempt), full, !full, !full, 0); sleepErr != nil {
+		if sleepErr := w.wait.WaitToRetry(ctx, w.retryDelay(attempt), waiting.Failure{Held: full, Split: !full, Backoff: !full}); sleepErr != nil {
 			return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, s.keptError(err, kept))
 		}
 		w.wait.BeforeAttempt()

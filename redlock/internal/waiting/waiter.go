@@ -121,27 +121,33 @@ func (w *Waiter) AfterFailedAttempt() {
 	}
 }
 
+// Failure is what a failed attempt found, which decides how its Lock or
+// Acquire waits.
+type Failure struct {
+	Held       bool          // somebody holds what it asked: listen for the release
+	Split      bool          // it won a part of what it needed
+	Backoff    bool          // back off at random unless a release comes
+	RefusedFor time.Duration // bounds a wait for a release, when not 0
+}
+
 // WaitToRetry waits the retry delay d after a failed attempt of a Lock or
-// an Acquire. held says that somebody holds what it asked: it listens for
-// the release. split says that it won a part, and backoff that it backs
-// off at random unless a release comes. refusedFor bounds a wait for a
-// release, when not 0.
-func (w *Waiter) WaitToRetry(ctx context.Context, d time.Duration, held, split, backoff bool, refusedFor time.Duration) error {
-	if held && !w.subscribed {
+// an Acquire, as failure says.
+func (w *Waiter) WaitToRetry(ctx context.Context, d time.Duration, failure Failure) error {
+	if failure.Held && !w.subscribed {
 		w.startAttempt() // forget the wake-ups that came after an earlier wait's last attempt
 		w.subscribed = w.notifier.register(w)
 	}
 	mode := waitDeaf
 	if w.subscribed {
 		switch {
-		case backoff:
+		case failure.Backoff:
 			mode = waitBackoff
-		case held:
+		case failure.Held:
 			mode = waitRelease
 		}
 	}
-	w.split = split
-	return w.sleep(ctx, d, mode, refusedFor)
+	w.split = failure.Split
+	return w.sleep(ctx, d, mode, failure.RefusedFor)
 }
 
 // StopWaiting unregisters a Lock or an Acquire from the notifier, if it
