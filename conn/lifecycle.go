@@ -159,12 +159,13 @@ func (c *Conn) dialInBackground(ctx context.Context) {
 func (c *Conn) installLocked(link *link, runID string) {
 	c.life.installed(link, runID)
 	now := time.Now()
-	c.writer.buffer = c.writer.buffer[:0]
+	c.writer.reset()
 	c.pending.keep(func(entry *pending) bool {
 		if !entry.wanted() {
 			return false // abandoned before it was written: never sent
 		}
 		entry.deadline = now.Add(entry.span)
+		entry.sharesNext = false // each has its bytes written
 		c.writer.buffer = append(c.writer.buffer, entry.bytes()...)
 		return true
 	})

@@ -27,6 +27,9 @@ type pending struct {
 	// whether or not its owner still waits (Call.Deliver); command holds
 	// its bytes once its owner let go of the Call.
 	deliver bool
+	// sharesNext marks a follow-up whose reply is also the next entry's:
+	// the two were queued as one command (see Conn.QueueFollowed).
+	sharesNext bool
 	// places are where the queue's heaps hold the entry, plus one: 0 in a
 	// heap the entry is not in (see heapKind).
 	places [heapKinds]int32
@@ -61,6 +64,11 @@ type queue struct {
 	length  int
 	heaps   [heapKinds][]int32
 	owned   int // entries whose call is not nil
+	// pushed counts the entries ever pushed, and kept the calls of keep,
+	// so that a position can be named by the push that filled it (see
+	// tailMark): the head entry is push number pushed - length.
+	pushed uint64
+	kept   uint64
 }
 
 func (q *queue) len() int { return q.length }
@@ -78,12 +86,39 @@ func (q *queue) push(entry pending) *pending {
 	slot.command = command
 	slot.places = [heapKinds]int32{}
 	q.length++
+	q.pushed++
 	if slot.call != nil {
 		slot.call.slot = index
 		q.owned++
 	}
 	q.update(index)
 	return slot
+}
+
+// exchange swaps the i-th and the j-th oldest entries.
+func (q *queue) exchange(i, j int) {
+	slots := [2]int{(q.head + i) % len(q.entries), (q.head + j) % len(q.entries)}
+	first, second := &q.entries[slots[0]], &q.entries[slots[1]]
+	*first, *second = *second, *first
+	for _, slot := range slots {
+		entry := &q.entries[slot]
+		if entry.call != nil {
+			entry.call.slot = slot
+		}
+		for kind := range heapKinds {
+			if place := entry.places[kind]; place != 0 {
+				q.heaps[kind][place-1] = int32(slot)
+			}
+		}
+	}
+	// The waiting heap is ordered by age, which the two swapped.
+	for _, slot := range slots {
+		if place := q.entries[slot].places[heapWaiting]; place != 0 {
+			if !q.down(heapWaiting, int(place)-1) {
+				q.up(heapWaiting, int(place)-1)
+			}
+		}
+	}
 }
 
 // commandCapacity is the room for a carried command that every slot of the
@@ -143,6 +178,7 @@ func (q *queue) at(i int) *pending {
 // forgets the others. keep may change the entry it is given. Slots are
 // swapped, never shared, so every slot keeps a buffer of its own.
 func (q *queue) keep(keep func(*pending) bool) {
+	q.kept++
 	kept := 0
 	for i := 0; i < q.length; i++ {
 		entry := q.at(i)
@@ -161,6 +197,18 @@ func (q *queue) keep(keep func(*pending) bool) {
 	}
 	q.length = kept
 	q.rebuild()
+}
+
+// isOneRun reports whether the entries queued are one run of follow-ups
+// that share a reply (see pending.sharesNext): every one but the last
+// shares the next one's. An empty queue is not.
+func (q *queue) isOneRun() bool {
+	for i := 0; i < q.length; i++ {
+		if q.at(i).sharesNext != (i < q.length-1) {
+			return false
+		}
+	}
+	return q.length > 0
 }
 
 // earliestDeadline returns the earliest deadline of the written entries

@@ -72,6 +72,7 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 	} else if onCarried := c.options.OnCarriedReply; entry.carry && onCarried != nil {
 		onCarried(entry.command, entry.until, entry.label, value)
 	}
+	c.takeRunLocked(entry, value)
 	if c.address.MasterName != "" && value.IsError() && string(resp.ErrorCode(value.Str)) == "READONLY" {
 		// The master was demoted: the next dial asks the sentinels again.
 		err := fmt.Errorf("%w: %s answered %s", ErrNotMaster, link.address, value.Str)
@@ -86,12 +87,14 @@ func (c *Conn) takeReplyLocked(link *link, value resp.Value) error {
 // if nothing was issued on the connection after it but its follow-up
 // (SendFollowed), which is then sent again behind it: a replay must never
 // run after a command issued later (a release, say, of what it would
-// acquire). Otherwise the NOSCRIPT error is the call's reply, and the
-// script is loaded again for the calls to come.
+// acquire). The follow-up may be one that others share (QueueFollowed):
+// they were issued before the call, and keep the reply of the first read.
+// Otherwise the NOSCRIPT error is the call's reply, and the script is
+// loaded again for the calls to come.
 func (c *Conn) deliverLocked(entry pending, value resp.Value) {
 	call := entry.call
 	if call.isNoScript(value) {
-		onlyFollowUp := c.pending.len() == 1 && call.follow != nil && c.pending.find(call.follow) != nil
+		onlyFollowUp := call.follow != nil && c.pending.find(call.follow) != nil && c.pending.isOneRun()
 		if c.pending.len() == 0 || onlyFollowUp {
 			call.retried = true
 			entry.deadline = time.Now().Add(entry.span)
@@ -102,6 +105,7 @@ func (c *Conn) deliverLocked(entry pending, value resp.Value) {
 				// reply is dropped, and it is sent again behind the replay.
 				followEntry := *c.pending.detach(call.follow)
 				followEntry.call, followEntry.deadline = call.follow, entry.deadline
+				followEntry.sharesNext = false
 				c.pending.push(followEntry)
 				c.writer.buffer = append(c.writer.buffer, call.follow.Command...)
 			}

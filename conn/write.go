@@ -18,6 +18,12 @@ type writer struct {
 	spare    []byte    // the other buffer, swapped in while one is written
 	flushing bool      // a caller is writing
 	deadline time.Time // the write deadline set on the socket
+	// takes counts the times the buffer was taken or emptied, so that a
+	// mark (see tailMark) tells bytes still buffered from written ones.
+	takes uint64
+	// shared is the follow-up whose bytes end the buffer, for the next
+	// follow-up to share (see Conn.QueueFollowed).
+	shared sharedTail
 }
 
 // take returns the buffered commands to write, and swaps in the spare
@@ -25,6 +31,7 @@ type writer struct {
 func (w *writer) take() []byte {
 	buffer := w.buffer
 	w.buffer = w.spare[:0]
+	w.takes++
 	return buffer
 }
 
@@ -51,6 +58,7 @@ func (w *writer) setDeadline(netConn net.Conn, due, now time.Time) {
 func (w *writer) reset() {
 	w.buffer = w.buffer[:0]
 	w.deadline = time.Time{}
+	w.takes++
 }
 
 // Send queues the call's command and returns without waiting for the
@@ -66,6 +74,16 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	// Writing many callers' commands in one system call is what makes a
 	// shared connection faster than one per caller. A caller that stops
 	// waiting (Wait's context, Abandon) costs the connection nothing.
+	c.mu.Lock()
+	buffered = c.sendLocked(call, deadline, false)
+	c.mu.Unlock()
+	return buffered
+}
+
+// sendLocked is Send, with c.mu held. A command that is not a follow-up
+// goes in before the follow-ups still unwritten at the end of the buffer
+// (see goBeforeSharedLocked).
+func (c *Conn) sendLocked(call *Call, deadline time.Time, followUp bool) (buffered bool) {
 	now := time.Now()
 	if deadline.IsZero() {
 		deadline = now.Add(c.options.CommandTimeout)
@@ -74,7 +92,6 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		call.wake = make(chan struct{}, 1)
 	}
 	call.sentOn = c
-	c.mu.Lock()
 	call.Reply = resp.Value{}
 	call.Err = nil
 	call.Latency = 0
@@ -99,15 +116,13 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		call.state = callIdle
 		call.Err = err
 		c.finishedLocked(call)
-		c.mu.Unlock()
 		return false
 	}
 	if c.pending.len() >= maxPending && c.life.link != nil {
 		// A server that stopped answering while every caller gave up
 		// waiting: the queue must not grow without bound.
 		c.failLinkLocked(c.life.link, fmt.Errorf("%w: %d commands unanswered", os.ErrDeadlineExceeded, c.pending.len()))
-		c.mu.Unlock()
-		return c.Send(call, deadline)
+		return c.sendLocked(call, deadline, followUp)
 	}
 	call.state = callQueued
 	entry := pending{call: call, span: deadline.Sub(now), carry: call.Carry, until: call.CarryUntil, label: call.Label, deliver: call.Deliver}
@@ -118,13 +133,15 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 		// A dial is under way: the command is written when it completes
 		// (see installLocked), if that is before the deadline (see Wait).
 		c.pending.push(entry)
-		c.mu.Unlock()
 		return true
 	}
 	entry.deadline = deadline
 	earliest := c.pending.earliestDeadline()
 	c.pending.push(entry)
 	c.writer.buffer = append(c.writer.buffer, call.Command...)
+	if !followUp {
+		c.goBeforeSharedLocked(call)
+	}
 	if earliest.IsZero() || deadline.Before(earliest) {
 		if c.reader.reading {
 			// The reader is blocked right now: Go lets the deadline of a
@@ -140,13 +157,12 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	if !buffered {
 		c.flushLocked()
 	}
-	c.mu.Unlock()
 	return buffered
 }
 
-// SendFollowed sends call and, right behind it, follow, in one write when
-// the connection is up: follow's reply tells what the server held just
-// after it ran call. Each must then be given to Wait or Abandon.
+// SendFollowed sends call and, behind it, follow, in one write when the
+// connection is up: follow's reply tells what the server held after it ran
+// call (see QueueFollowed). Each must then be given to Wait or Abandon.
 func (c *Conn) SendFollowed(call, follow *Call, deadline time.Time) {
 	c.QueueFollowed(call, follow, deadline)
 	c.Flush()
@@ -154,12 +170,21 @@ func (c *Conn) SendFollowed(call, follow *Call, deadline time.Time) {
 
 // QueueFollowed is SendFollowed without its write: both commands wait in
 // the write buffer until Flush, or a Wait, writes it, so that many pairs
-// queued one after the other go out in one write.
-func (c *Conn) QueueFollowed(call, follow *Call, deadline time.Time) {
+// queued one after the other go out in one write. Follow-ups that are the
+// same command and are still unwritten are written once, after the last
+// call they follow: their one reply answers each of them, as it tells what
+// the server held after it ran every call before it. QueueFollowed reports whether
+// the connection is busy, as Send's buffered does: commands were pending
+// before call, or a caller is writing.
+func (c *Conn) QueueFollowed(call, follow *Call, deadline time.Time) (busy bool) {
+	c.mu.Lock()
+	busy = c.writer.flushing || c.pending.len() > 0
 	call.followed, call.follow = true, follow
-	c.Send(call, deadline)
+	c.sendLocked(call, deadline, false)
 	call.followed = false
-	c.Send(follow, deadline) // buffered: call is pending before it
+	c.shareFollowUpLocked(follow, deadline)
+	c.mu.Unlock()
+	return busy
 }
 
 // maxPending bounds the commands in flight on one connection; past it, the

@@ -171,8 +171,8 @@ func (g *Group) Queue(round *Round, deadline time.Time) (buffered bool) {
 	return g.queue(round, deadline, false)
 }
 
-// queue is Queue; with send, a command followed up is written at once,
-// as Send writes a command alone.
+// queue is Queue; with send, a command, followed up or not, is written at
+// once unless its connection is busy, as conn.Conn.Send writes one.
 func (g *Group) queue(round *Round, deadline time.Time, send bool) (buffered bool) {
 	ordered := round.Ordered && len(g.nodes) > 1
 	if ordered {
@@ -193,11 +193,10 @@ func (g *Group) queue(round *Round, deadline time.Time, send bool) (buffered boo
 			switch typed := node.(type) {
 			case *conn.Conn:
 				follow.CopyCommand(round.followUp)
-				if send {
-					typed.SendFollowed(call, follow, deadline)
+				if typed.QueueFollowed(call, follow, deadline) || !send {
+					buffered = true // written by Flush, with the pairs others queue meanwhile
 				} else {
-					typed.QueueFollowed(call, follow, deadline)
-					buffered = true
+					typed.Flush()
 				}
 				round.followed[i] = true
 				continue

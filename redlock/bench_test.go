@@ -64,6 +64,18 @@ func BenchmarkCycle(b *testing.B) {
 					}
 				})
 			})
+			b.Run("parallel/quarantine-off", func(b *testing.B) {
+				b.ReportAllocs()
+				off := nodes.client(b, Options{Quarantine: QuarantineOff})
+				var next atomic.Int64
+				b.SetParallelism(parallelism())
+				b.RunParallel(func(pb *testing.PB) {
+					m := off.NewMutex("bench:parallel:off:"+strconv.FormatInt(next.Add(1), 10), MutexOptions{})
+					for pb.Next() {
+						lockUnlock(m, ctx)
+					}
+				})
+			})
 			b.Run("parallel/floor", func(b *testing.B) {
 				b.ReportAllocs()
 				cycles := make(chan *floorCycle, parallelism()*runtime.GOMAXPROCS(0))
