@@ -138,8 +138,8 @@ func (c *Call) clearCarry() {
 // first Send: the one to Wait on, Collect or Abandon it.
 func (c *Call) SentOn() *Conn { return c.sentOn }
 
-// FollowedBy returns the call that Conn.SendFollowed sent right behind
-// this one in its last send, nil when that send was a plain Send, or when
+// FollowedBy returns the call that Conn.SendFollowed sent behind this
+// one in its last send, nil when that send was a plain Send, or when
 // the call was not sent (Fail). A call sent again elsewhere, after a
 // redirect say, has none: the follow-up then tells nothing of the server
 // that answered.

@@ -7,7 +7,7 @@ import (
 )
 
 // TestQueueHeapsAgreeWithAWalk runs random sends, replies, abandonments,
-// waits and failures through a queue, and after each checks what its heaps
+// waits, exchanges and failures through a queue, and after each checks what its heaps
 // say against a walk of every entry, as the queue answered before it kept
 // heaps.
 func TestQueueHeapsAgreeWithAWalk(t *testing.T) {
@@ -30,7 +30,7 @@ func TestQueueHeapsAgreeWithAWalk(t *testing.T) {
 		return q.at(random.IntN(q.len())).call
 	}
 	for step := range 20_000 {
-		switch operation := random.IntN(10); {
+		switch operation := random.IntN(11); {
 		case operation < 3: // a send, written or waiting for a dial
 			entry := pending{carry: random.IntN(4) == 0, span: time.Second}
 			if random.IntN(8) != 0 {
@@ -58,6 +58,10 @@ func TestQueueHeapsAgreeWithAWalk(t *testing.T) {
 			if entry, ok := q.pop(); ok {
 				entry.deadline = base.Add(time.Duration(random.IntN(1000)) * time.Millisecond)
 				q.push(entry)
+			}
+		case operation < 10: // a command goes in before follow-ups (exchange)
+			if q.len() > 1 {
+				q.exchange(random.IntN(q.len()), q.len()-1)
 			}
 		default: // a failure keeps some entries, without owners
 			if random.IntN(20) == 0 {

@@ -27,9 +27,10 @@ type Round struct {
 	Ordered bool
 
 	// FollowUp makes Send send the command of SetFollowUp to each server
-	// that is one connection (not a Redis Cluster) right after the round's
-	// own, on the same connection: its reply tells what the server held
-	// just after it ran the round's command.
+	// behind the round's own, on the same connection: its reply tells what
+	// the server held after it ran the round's command. Rounds whose equal
+	// follow-ups wait for the same write share one (see
+	// conn.Conn.QueueFollowed).
 	FollowUp bool
 
 	calls    []conn.Call // one per server, in the Group's order

@@ -11,11 +11,11 @@ import (
 	"github.com/lockmux/lockmux/conn"
 )
 
-// SendFollowed queues call on the master of its slot and, right behind it
-// on the same connection, in the same write, follow: script called by its
+// SendFollowed queues call on the master of its slot and, behind it on
+// the same connection, in the same write, follow: script called by its
 // SHA1 with one key, key followed by ":{tag}", tag being that master's
-// hash tag (MasterTags), so that follow reads what that master held just
-// after it ran call. follow is waited for on the connection it was sent
+// hash tag (MasterTags), so that follow reads what that master held after
+// it ran call (equal follow-ups share one read: conn.Conn.QueueFollowed). follow is waited for on the connection it was sent
 // on (its SentOn), never redirected. A call that a MOVED, an ASK or a
 // TRYAGAIN sends again is followed again where it goes, with the key of
 // that master (see refollow). When the master is not known (the map
@@ -86,7 +86,7 @@ func settle(ctx context.Context, follow *conn.Call) bool {
 
 // refollow sends call again on server, the master at hostPort, with its
 // reply due by deadline, and, when follow (call's follow-up before, SendFollowed's)
-// is done with, follow right behind it with the key of that master: the
+// is done with, follow behind it with the key of that master: the
 // follow-up reads the master that runs the call. Otherwise, or when
 // hostPort is not a master of the map, call goes alone, and is not
 // followed.
