@@ -72,6 +72,53 @@ func TestQueuedFollowedRoundsWaitForOneFlush(t *testing.T) {
 	}
 }
 
+// Rounds queued with the same follow-up share one reading per node: it
+// runs after the last of their commands, and answers each of them.
+func TestQueuedRoundsWithTheSameFollowUpShareOneReading(t *testing.T) {
+	redistest.RequireReal(t) // counts the scripts the servers ran
+	servers := redistest.StartN(t, 3, redistest.Options{})
+	var addresses []string
+	for _, server := range servers {
+		addresses = append(addresses, server.Addr())
+	}
+	group, err := mux.New(addresses, mux.Options{Scripts: []*mux.Script{getScript}})
+	require.NoError(t, err)
+	t.Cleanup(func() { group.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i, err := range group.Connect(ctx) {
+		require.NoError(t, err, "node %d", i)
+	}
+	for _, server := range servers {
+		server.Do(t, "CONFIG", "RESETSTAT")
+	}
+	const n = 20
+	rounds := make([]*mux.Round, n)
+	for i := range rounds {
+		rounds[i] = group.NewRound()
+		rounds[i].SetFollowUp(getScript, "counter")
+		rounds[i].FollowUp = true
+		rounds[i].StartCommand(2, "INCR")
+		rounds[i].AppendString("counter")
+		group.Queue(rounds[i], time.Now().Add(5*time.Second))
+	}
+	group.Flush()
+	for i, round := range rounds {
+		require.NoError(t, group.Wait(context.Background(), round, nil))
+		for node := range group.Len() {
+			require.Equal(t, int64(i+1), round.Reply(node).Int, "round %d, node %d: %s", i, node, round.Reply(node))
+			follow, sent, err := round.FollowUpReply(node)
+			require.True(t, sent)
+			require.NoError(t, err)
+			assert.Equal(t, strconv.Itoa(n), string(follow.Str), "round %d, node %d: the reading ran before the last command", i, node)
+		}
+	}
+	for node, server := range servers {
+		stats := server.Do(t, "INFO", "commandstats")
+		assert.Contains(t, stats, "cmdstat_evalsha:calls=1,", "node %d ran one reading", node)
+	}
+}
+
 // writeSyscalls returns the write system calls the process made so far
 // (Linux's /proc/self/io).
 func writeSyscalls() (uint64, error) {
