@@ -200,7 +200,9 @@ func endedBy(ctx context.Context, end *contextEnd, returned int64, err error) er
 		// it (a fence commit that a node restarted since refused): those
 		// nodes count as timed out too.
 		for _, node := range quorum.Nodes {
-			if node.Outcome == redlock.OutcomeTimeout {
+			// A node whose own connection timed out was awaited, and
+			// answered: only one whose reply was not awaited counts.
+			if node.Outcome == redlock.OutcomeTimeout && !errors.Is(node.Err, redlock.ErrNodeUnreachable) {
 				return ended
 			}
 		}
@@ -351,6 +353,10 @@ func TestEndedBy(t *testing.T) {
 		return end
 	}
 	longExpired, noticedLate := expiredAt(int64(20*time.Millisecond), int64(20*time.Millisecond)), expiredAt(int64(60*time.Millisecond), int64(time.Millisecond))
+	// A node whose reply the round did not await, and one whose connection
+	// timed out, as redlock reports them.
+	notAwaited := errors.New("redlock: reply not awaited: the round was already decided")
+	nodeTimeout := fmt.Errorf("%w: %w", redlock.ErrNodeUnreachable, os.ErrDeadlineExceeded)
 	quorum := func(outcome redlock.Outcome, err error) error {
 		return &redlock.QuorumError{Operation: redlock.OperationLock, Key: "k", Got: 0, Need: 1,
 			Nodes: []redlock.NodeResult{{Address: "a", Outcome: outcome, Err: err}}}
@@ -364,12 +370,13 @@ func TestEndedBy(t *testing.T) {
 	}{
 		{name: "success", ctx: canceled, end: longCancelled, err: nil},
 		{name: "usual context", ctx: canceled, end: nil, err: context.Canceled},
-		{name: "context still running", ctx: running, end: &contextEnd{deadline: now + int64(time.Hour)}, err: quorum(redlock.OutcomeTimeout, os.ErrDeadlineExceeded)},
-		{name: "deadline passed, timer not fired", ctx: running, end: justExpired, err: quorum(redlock.OutcomeTimeout, os.ErrDeadlineExceeded), ended: context.DeadlineExceeded},
+		{name: "context still running", ctx: running, end: &contextEnd{deadline: now + int64(time.Hour)}, err: quorum(redlock.OutcomeTimeout, notAwaited)},
+		{name: "deadline passed, timer not fired", ctx: running, end: justExpired, err: quorum(redlock.OutcomeTimeout, notAwaited), ended: context.DeadlineExceeded},
+		{name: "a node's own timeout, right after the deadline", ctx: running, end: justExpired, err: quorum(redlock.OutcomeTimeout, nodeTimeout)},
 		{name: "context error", ctx: canceled, end: justCancelled, err: fmt.Errorf("x: %w", context.Canceled), ended: context.Canceled},
 		{name: "wrong context error", ctx: canceled, end: justCancelled, err: context.DeadlineExceeded, ended: context.Canceled},
-		{name: "a node not awaited", ctx: canceled, end: justCancelled, err: quorum(redlock.OutcomeTimeout, os.ErrDeadlineExceeded), ended: context.Canceled},
-		{name: "a node not awaited by the deadline", ctx: expired, end: justExpired, err: quorum(redlock.OutcomeTimeout, os.ErrDeadlineExceeded), ended: context.DeadlineExceeded},
+		{name: "a node not awaited", ctx: canceled, end: justCancelled, err: quorum(redlock.OutcomeTimeout, notAwaited), ended: context.Canceled},
+		{name: "a node not awaited by the deadline", ctx: expired, end: justExpired, err: quorum(redlock.OutcomeTimeout, notAwaited), ended: context.DeadlineExceeded},
 		{name: "every node answered right after the cancellation", ctx: canceled, end: justCancelled, err: quorum(redlock.OutcomeHeld, nil)},
 		{name: "every node answered long after the cancellation", ctx: canceled, end: longCancelled, err: quorum(redlock.OutcomeHeld, nil), ended: context.Canceled},
 		{name: "every node answered long after the deadline", ctx: expired, end: longExpired, err: quorum(redlock.OutcomeHeld, nil), ended: context.DeadlineExceeded},
