@@ -110,7 +110,7 @@ const currentHold uint64 = 0
 // queued on every node (see Mutex.sending).
 func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration) (extension, error) {
 	if x.round == nil {
-		x.round = m.newNodeRound()
+		x.round = m.client.newNodeRound()
 	}
 	var begun time.Time
 	if q := m.client.quarantine; q != nil {

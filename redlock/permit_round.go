@@ -98,7 +98,6 @@ func (m *Mutex) adopt(tally *tally, chosen int64, token []byte) {
 		copy(own.nodes, tally.nodes)
 		a.value = append(a.value[:0], token...)
 	}
-	own.keys = len(m.keys)
 	for i, node := range own.nodes {
 		if node.outcome == OutcomeConfirmed && node.choice != chosen {
 			own.nodes[i].outcome = OutcomeHeld

@@ -23,14 +23,6 @@ type nodeRound struct {
 	identity [releaseIdentityLength]byte
 }
 
-// newNodeRound returns a round over the Client's nodes for the Mutex's
-// keys.
-func (m *Mutex) newNodeRound() *nodeRound {
-	r := m.client.newNodeRound()
-	r.tally.keys = len(m.keys)
-	return r
-}
-
 // newNodeRound returns a round over the Client's nodes.
 func (c *Client) newNodeRound() *nodeRound {
 	r := &nodeRound{round: c.group.NewRound()}

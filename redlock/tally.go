@@ -32,7 +32,7 @@ type nodeOutcome struct {
 // by the goroutine that runs the round.
 type tally struct {
 	command command
-	keys    int // the number of lock keys, which a release must confirm
+	keys    int // the lock keys (or candidates) of the command, set by Mutex.start
 	need    int
 	nodes   []nodeOutcome
 	got     int // nodes that confirmed; for a choice, those of the choice most nodes confirmed
