@@ -31,7 +31,7 @@ var layers = map[string][]string{
 	"internal/redistest": {"internal/miniinfo"},
 	"internal/miniinfo":  {}, // redistest and the command's demo use it
 	"internal/workgroup": {}, // the tests of every package use it
-	"internal/latency":   {}, // the one latency histogram: redlock's Stats, the command, the chaos run
+	"internal/latency":   {}, // the one latency histogram: redlock's Stats, the command, the chaos run, the many-holds run
 	"cmd":                {"internal", "redlock", "mux", "conn", "resp"},
 	"bench":              {"internal", "redlock", "mux", "conn", "resp"},
 	"contrib":            {"redlock"}, // adapters use redlock's public API only

@@ -156,7 +156,8 @@ func Run(ctx context.Context, addresses []string, opts Options) (Result, error) 
 	result.NodeCommands = commandsAfter.all - commandsBefore.all
 	result.BytesPerHold = bytesPerHold()
 	result.Renewals, result.FailedRenewals = watch.renewals.Load(), watch.failed.Load()
-	result.LatenessP99, result.LatenessMax = watch.lateness.quantile(0.99), time.Duration(watch.latest.Load())
+	lateness := watch.lateness.Summary()
+	result.LatenessP99, result.LatenessMax = lateness.P99, lateness.Maximum
 	for _, m := range mutexes {
 		select {
 		case <-m.Done():

@@ -5,14 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmux/lockmux/internal/latency"
 	"github.com/lockmux/lockmux/redlock"
-)
-
-// latenessBucket is the width of a bucket of the lateness histogram, and
-// latenessBuckets their number: up to 20 s, then one bucket for longer.
-const (
-	latenessBucket  = 100 * time.Microsecond
-	latenessBuckets = 200_001
 )
 
 // watch is the Client's Observer: it times each hold's renewals against
@@ -30,13 +24,11 @@ type watch struct {
 	renewals atomic.Uint64
 	failed   atomic.Uint64
 	lost     atomic.Int64
-	latest   atomic.Int64 // the largest lateness, in nanoseconds
-	lateness histogram
+	lateness latency.Histogram
 }
 
 func newWatch(holds int, period time.Duration, prefix int) *watch {
-	return &watch{base: time.Now(), period: period, prefix: prefix, last: make([]atomic.Int64, holds),
-		lateness: histogram{buckets: make([]atomic.Uint64, latenessBuckets)}}
+	return &watch{base: time.Now(), period: period, prefix: prefix, last: make([]atomic.Int64, holds)}
 }
 
 // taken records that hold i was acquired now.
@@ -68,44 +60,8 @@ func (w *watch) OnExtend(event redlock.ExtendEvent) {
 	if previous < 0 {
 		return
 	}
-	late := max(now-int64(event.Elapsed)-previous-int64(w.period), 0)
-	w.lateness.record(time.Duration(late))
-	for {
-		latest := w.latest.Load()
-		if late <= latest || w.latest.CompareAndSwap(latest, late) {
-			break
-		}
-	}
+	w.lateness.Record(time.Duration(now - int64(event.Elapsed) - previous - int64(w.period)))
 }
 
 // OnLost counts a lost hold.
 func (w *watch) OnLost(redlock.LostEvent) { w.lost.Add(1) }
-
-// histogram counts durations in buckets of latenessBucket.
-type histogram struct {
-	buckets []atomic.Uint64
-}
-
-func (h *histogram) record(d time.Duration) {
-	h.buckets[min(int(d/latenessBucket), len(h.buckets)-1)].Add(1)
-}
-
-// quantile returns the upper bound of the bucket that holds the
-// q-quantile, or 0 when nothing was recorded.
-func (h *histogram) quantile(q float64) time.Duration {
-	var total uint64
-	for i := range h.buckets {
-		total += h.buckets[i].Load()
-	}
-	if total == 0 {
-		return 0
-	}
-	rank := max(uint64(q*float64(total)+0.5), 1)
-	var seen uint64
-	for i := range h.buckets {
-		if seen += h.buckets[i].Load(); seen >= rank {
-			return time.Duration(i+1) * latenessBucket
-		}
-	}
-	return time.Duration(len(h.buckets)) * latenessBucket
-}
