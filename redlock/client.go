@@ -15,13 +15,11 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
-// allScripts are loaded by every connection when it connects: every
-// script a command calls by its SHA1, so that none meets NOSCRIPT.
+// allScripts are loaded by every connection, so that no call by SHA1
+// meets NOSCRIPT.
 var allScripts = scriptsBySHA()
 
-// scriptsBySHA returns the scripts of the protocol table's rows sent by
-// their SHA1, the count of a Semaphore's free permits, and the reading of
-// the marker that follows a vote.
+// scriptsBySHA returns every script sent by its SHA1.
 func scriptsBySHA() []*mux.Script {
 	scripts := []*mux.Script{permitsFreeLua, quarantine.MarkerScript}
 	for _, row := range commandTable {
@@ -33,9 +31,8 @@ func scriptsBySHA() []*mux.Script {
 }
 
 // Client holds the connections to N independent Redis masters and makes
-// Mutexes that lock across them.
-//
-// A Client is safe for concurrent use. Close it when done.
+// Mutexes that lock across them. It is safe for concurrent use. Close it
+// when done.
 type Client struct {
 	options       Options
 	group         *mux.Group
@@ -53,27 +50,20 @@ type Client struct {
 	holds         holdRegistry
 	rounds        roundLender // the rounds of the Mutexes' operations
 
-	// runIDs maps each node's address to the run_id it reported when it
-	// last connected; duplicate is set when two addresses report the same
-	// one. Both are written by the connections' dials.
+	// runIDs maps each server's address to its last run_id; duplicate is
+	// set when two share one. The connections' dials write both.
 	runIDsMutex sync.Mutex
 	runIDs      map[string]string
 	duplicate   atomic.Pointer[error]
-	// quarantine keeps the nodes that may have lost keys out of the
-	// locks; nil with QuarantineOff.
+	// quarantine is nil with QuarantineOff.
 	quarantine *quarantine.Quarantine
 }
 
-// New returns a Client for the independent Redis masters at addresses:
-// "host:port", "redis://[user:password@]host:port[/db]", "rediss://…"
-// (TLS), "unix:///path", or a Sentinel or Cluster member
-// ("redis-sentinel://…", "redis-cluster://…": see docs/deployments.md).
-// The quarantine is on whatever Options.Quarantine says when a Sentinel
-// or Cluster member is given.
-// New never dials: the nodes are dialled when first used. It fails for
-// invalid options or addresses, and for an address given twice. Rejected
-// credentials and two addresses of one server are found later: they then
-// fail every operation (docs/errors.md).
+// New returns a Client for the Redis masters at addresses: "host:port",
+// "redis://[user:password@]host:port[/db]", "rediss://…", "unix:///path",
+// "redis-sentinel://…" or "redis-cluster://…" (docs/deployments.md). It
+// never dials. It fails for invalid options or addresses, and for an
+// address given twice (ErrDuplicateNode).
 func New(addresses []string, options Options) (*Client, error) {
 	options, err := options.withDefaults()
 	if err != nil {
@@ -84,8 +74,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	}
 	for _, address := range addresses {
 		if mux.ServedBySentinel(address) || mux.IsCluster(address) {
-			// A failover is a restart whose data may lack the last writes:
-			// the quarantine is on for such a member, whatever the options.
+			// A failover may lose the last writes: always quarantine.
 			options.Quarantine = QuarantineOn
 		}
 	}
@@ -99,8 +88,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	groupOptions.Scripts = allScripts
 	groupOptions.OnConnect = c.recordRunID
 	groupOptions.OnUnfinished = c.reportUnfinished
-	// A restart of a node that fsyncs every write is trusted at once
-	// (the quarantine's epoch.lua): the handshake asks.
+	// A node that fsyncs every write is trusted after a restart.
 	groupOptions.AskPersistence = options.Quarantine == QuarantineOn
 	c.group, err = mux.New(addresses, groupOptions)
 	if err != nil {
@@ -123,10 +111,8 @@ func New(addresses []string, options Options) (*Client, error) {
 	return c, nil
 }
 
-// recordRunID notes the run_id of a server of node that connected (the
-// node itself, or a master of a Redis Cluster node), and detects two
-// addresses that reach the same server; with Options.Quarantine, the
-// node's verdict is unknown again until its epoch markers are read.
+// recordRunID notes the run_id of a server of node that connected, to
+// find two addresses of one server, and tells the quarantine.
 func (c *Client) recordRunID(node int, address, runID string) {
 	if q := c.quarantine; q != nil {
 		q.Reconnected(node, runID) // before the connection carries a command
@@ -146,9 +132,8 @@ func (c *Client) recordRunID(node int, address, runID string) {
 	}
 }
 
-// usable returns why the Client cannot run an operation, or count a
-// round it ran, honestly: it was closed (ErrClosed), or two addresses
-// reach one server (ErrDuplicateNode). It returns nil otherwise.
+// usable returns ErrClosed or ErrDuplicateNode when the Client cannot run
+// or count a round, and nil otherwise.
 func (c *Client) usable() error {
 	if c.closed.Load() {
 		return ErrClosed
@@ -159,20 +144,16 @@ func (c *Client) usable() error {
 	return nil
 }
 
-// NewMutex returns a Mutex for key. Options that are not valid make every
-// method of the Mutex return the validation error, which wraps
-// ErrInvalidOptions.
+// NewMutex returns a Mutex for key. With invalid options, every method
+// returns an error wrapping ErrInvalidOptions.
 func (c *Client) NewMutex(key string, options MutexOptions) *Mutex {
 	return newMutex(c, key, options)
 }
 
-// Do locks key, runs fn while holding the lock, and unlocks it. The hold
-// is renewed while fn runs (AutoExtend is implied), within options.MaxHold.
-// fn's context is cancelled before the validity ends if the hold can no
-// longer be proven, with a cause matching ErrLockLost (and ErrClosed after
-// Close). Do returns the lock's error, or fn's error joined with the
-// unlock's. The unlock also runs when fn panics or calls runtime.Goexit,
-// bounded by a few node timeouts whatever ctx does; a panic then goes on.
+// Do locks key, runs fn under the renewed lock (AutoExtend is implied),
+// and unlocks, even if fn panics. fn's context is cancelled with a cause
+// matching ErrLockLost if the hold is lost. Do returns the lock's error,
+// or fn's joined with the unlock's.
 func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn func(ctx context.Context) error) error {
 	options.AutoExtend = true
 	m := c.NewMutex(key, options)
@@ -188,7 +169,7 @@ func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn fu
 	returned := false
 	defer func() {
 		if !returned {
-			// fn panicked or ended its goroutine: release on the way out.
+			// fn panicked or called runtime.Goexit.
 			c.unlockAfterDo(ctx, m, cancel)
 		}
 	}()
@@ -197,8 +178,7 @@ func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn fu
 	return errors.Join(fnErr, c.unlockAfterDo(ctx, m, cancel))
 }
 
-// unlockAfterDo cancels the context of Do's function and unlocks its
-// Mutex, within unlockTimeout even if ctx has ended.
+// unlockAfterDo cancels fn's context and unlocks m, even if ctx ended.
 func (c *Client) unlockAfterDo(ctx context.Context, m *Mutex, cancel context.CancelCauseFunc) error {
 	cancel(nil)
 	unlockCtx, cancelUnlock := context.WithTimeout(context.WithoutCancel(ctx), c.unlockTimeout())
@@ -206,8 +186,7 @@ func (c *Client) unlockAfterDo(ctx context.Context, m *Mutex, cancel context.Can
 	return m.Unlock(unlockCtx)
 }
 
-// unlockTimeout bounds an unlock that runs after its caller's context may
-// have ended: a few node timeouts.
+// unlockTimeout bounds an unlock whose caller's context may have ended.
 func (c *Client) unlockTimeout() time.Duration {
 	return 4 * c.options.NodeTimeout
 }
@@ -223,13 +202,10 @@ func (c *Client) Addresses() []string {
 	return append([]string(nil), c.addresses...)
 }
 
-// Close closes the connections and ends the Client's holds: their Done
-// channels close, and the contexts of Do are cancelled with a cause
-// matching ErrLockLost and ErrClosed. Keys not unlocked stay until their
-// TTL. Every waiting Lock returns at once with an error matching ErrClosed.
-// Releases in flight get up to one node timeout to be confirmed; Close
-// returns an error matching ErrReleaseUnconfirmed for the others
-// (docs/errors.md). Operations after Close fail with ErrClosed.
+// Close closes the connections and ends the Client's holds, whose keys
+// stay until their TTL. Waiting Locks and later calls fail with ErrClosed.
+// Releases in flight get one node timeout; Close's error matches
+// ErrReleaseUnconfirmed for the others (docs/errors.md).
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
@@ -246,8 +222,7 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// reportUnfinished tells the observer of a release that the transport
-// could not finish on a node: its key there ends with its TTL.
+// reportUnfinished reports a release the transport could not finish.
 func (c *Client) reportUnfinished(address, key string, err error) {
 	c.stats.recordNodeError(OutcomeTimeout)
 	if observer := c.options.Observer; observer != nil {
@@ -256,8 +231,7 @@ func (c *Client) reportUnfinished(address, key string, err error) {
 	}
 }
 
-// connection returns the fields of o that configure the connections to
-// the nodes: credentials, TLS, dial timeout, name and protocol.
+// connection returns the fields of o that configure the connections.
 func (o Options) connection() connection.Options {
 	return connection.Options{
 		Username:    o.Username,

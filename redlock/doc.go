@@ -13,74 +13,51 @@
 //	if err := m.Lock(ctx); err != nil { … } // waits until acquired or ctx ends
 //	defer m.Unlock(ctx)
 //
-// Client.Do runs a function under a lock that is renewed while it runs; its
-// context is cancelled if the hold is lost. The lock family adds the
-// Semaphore (Client.NewSemaphore), the RWMutex (Client.NewRWMutex), fair
-// locks (MutexOptions.Fair), locks over several keys (MutexOptions.Keys)
-// and the resumption of a hold by its token (MutexOptions.Token). An
-// Election (Client.NewElection) elects one leader on a renewed, fenced
-// hold.
+// Client.Do runs a function under a renewed lock. The lock family adds
+// Semaphore, RWMutex, fair locks, multi-key locks and resumption; an
+// Election elects one leader.
 //
 // An acquisition sends SET key token NX PX ttl to every node at once. It
-// succeeds when a quorum of N/2+1 nodes set the key and the hold's validity,
-// the TTL less the time elapsed and the drift allowance, is positive. A
-// release deletes the key only where it still holds the token; an
-// extension works the same way. Both must reach a quorum to count.
+// succeeds when a quorum of N/2+1 nodes set the key within the validity.
+// A release or extension acts only where the key still holds the token.
 //
-// The guides are in the repository's docs/ folder: waiting.md (waiting and
-// retries), renewal.md (renewal and Done), fencing.md, lock-family.md,
-// deployments.md (the quarantine, Sentinel, Cluster), acl.md, errors.md,
-// election.md.
-// The packages doctor, inspect and fencedstore, under this one, check the
-// nodes, read who holds a lock, and guard a resource kept in Redis;
-// slogobserver logs a Client's events through log/slog.
+// The guides are in the repository's docs/ folder. The packages doctor,
+// inspect, fencedstore and slogobserver, under this one, check nodes, show
+// holders, guard a resource in Redis, and log events.
 //
 // # Words
 //
 // One name per idea, in every package of the module:
-//   - node: one of the N independent Redis endpoints of a Client: a plain
-//     server, a master that Redis Sentinel serves, or a Redis Cluster (a
-//     Cluster member, in the docs).
-//   - server: one redis-server process. A node is one server, or many for
-//     a Redis Cluster, whose masters are the servers that own its slots.
-//   - operation: what a caller asks of a lock (Operation): lock, unlock,
-//     extend or resume.
-//   - command: what one step of an operation sends to each node, a row of
-//     the protocol table.
-//   - round: one command sent to every node, and their replies counted.
-//   - vote: a node's confirmation in a round, which counts towards a
-//     quorum of N/2+1.
-//   - hold: one acquisition of a lock, from Lock to Unlock or its loss;
-//     its validity is how long it is safe to use.
-//   - marker: a node's epoch marker, by which the quarantine judges
-//     whether the node may have lost keys.
+//   - node: one of a Client's N independent Redis endpoints: a server, a
+//     Sentinel master, or a Redis Cluster (a Cluster member).
+//   - server: one redis-server process; a Cluster node has many.
+//   - operation: what a caller asks of a lock: lock, unlock, extend,
+//     resume.
+//   - command: what one step of an operation sends to each node.
+//   - round: one command sent to every node, its replies counted.
+//   - vote: a node's confirmation in a round, towards a quorum of N/2+1.
+//   - hold: one acquisition, from Lock to Unlock or loss; its validity is
+//     how long it is safe to use.
+//   - marker: a node's epoch marker, by which the quarantine judges it.
 //
 // # Concurrency
 //
-// A Client and its Mutexes are safe for concurrent use. A Client owns the
-// goroutines it starts, and Client.Close waits for them. A context bounds
-// its caller's wait and nothing else: commands already sent go on without
-// it. An Observer is called on the goroutine of the operation it reports:
-// it must be quick and safe for concurrent use.
+// A Client and its Mutexes are safe for concurrent use; Client.Close waits
+// for the goroutines a Client starts. A context bounds its caller's wait
+// only: commands already sent go on.
 //
 // # Errors
 //
-// A failed acquisition matches ErrNotAcquired, and a release or extension
-// that cannot prove the hold matches ErrLockLost (errors.Is). A failed
-// quorum is a *QuorumError with one NodeResult per node; it unwraps to the
-// nodes' errors. ErrQuorumUnreachable marks a failure that retrying cannot
-// fix now, ErrConfig answers that retrying never fixes, ErrInvalidOptions
-// unusable options, and ErrClosed a closed Client. Errors caused by a
-// context match context.Canceled or context.DeadlineExceeded.
+// A failed acquisition matches ErrNotAcquired; a release or extension that
+// cannot prove the hold matches ErrLockLost. A failed quorum is a
+// *QuorumError with one NodeResult per node. Errors caused by a context
+// match context.Canceled or context.DeadlineExceeded.
 //
 // # Safety
 //
-// A lock is a lease: it ends after its TTL whether or not its holder is
-// done. Redlock keeps mutual exclusion only if the clocks of the client and
-// the nodes run at about the same rate (Options.DriftFactor covers the
-// difference), if a node never loses keys it acknowledged (persistence with
-// appendfsync always, or Options.Quarantine), and if a holder is never
-// paused for longer than its validity. Plain Redlock gives no fencing
-// token; MutexOptions.Fencing adds a fence that strictly increases with
-// each acquisition, which the resource can check to refuse stale writers.
+// A lock is a lease that ends after its TTL. Redlock keeps mutual
+// exclusion only if clocks run at about the same rate
+// (Options.DriftFactor), nodes keep acknowledged keys (appendfsync always,
+// or Options.Quarantine), and no holder pauses beyond its validity.
+// MutexOptions.Fencing lets the resource refuse stale writers.
 package redlock

@@ -9,33 +9,26 @@ import (
 
 // ElectionOptions configures an Election. The zero value is usable.
 type ElectionOptions struct {
-	// TTL is how long the leader's key lives on the nodes unless renewed.
-	// A leadership is renewed at about a third of it, and ends two
-	// Options.NodeTimeout before its validity when it cannot be renewed.
-	// Zero means DefaultTTL (10 s); it must last five node timeouts and not
-	// exceed Options.MaxTTL.
+	// TTL is how long the leader's key lives unless renewed. Zero means
+	// DefaultTTL (10 s); the rules of MutexOptions.TTL with AutoExtend
+	// apply.
 	TTL time.Duration
 
-	// MaxTerm bounds one leadership: then it ends, as a lost one does, and
-	// Run campaigns again. Zero means DefaultMaxHold (1 hour).
+	// MaxTerm bounds one leadership, which then ends as a lost one does.
+	// Zero means DefaultMaxHold (1 hour).
 	MaxTerm time.Duration
 }
 
 // Election elects one leader among the candidates that campaign under one
-// name, across the Client's nodes. A leadership is a renewed, fenced hold
-// of the lock named after the election: its term is the hold's fence, so
-// terms strictly increase from leader to leader, and its value, the
-// candidate's, is kept on the nodes with the hold.
-//
-// An Election is safe for concurrent use. docs/election.md is the guide.
+// name. A leadership is a renewed, fenced hold of the lock named after the
+// election. An Election is safe for concurrent use (docs/election.md).
 type Election struct {
 	client  *Client
 	name    string
 	options ElectionOptions
 }
 
-// NewElection returns the Election called name, whose leader holds the
-// lock key name on the nodes.
+// NewElection returns the Election whose leader holds the key name.
 func (c *Client) NewElection(name string, options ElectionOptions) *Election {
 	return &Election{client: c, name: name, options: options}
 }
@@ -43,10 +36,8 @@ func (c *Client) NewElection(name string, options ElectionOptions) *Election {
 // Name returns the Election's name, the key of its lock on the nodes.
 func (e *Election) Name() string { return e.name }
 
-// Leadership is one term of a leader, from the Campaign that won it to its
-// Resign or its loss.
-//
-// A Leadership is safe for concurrent use.
+// Leadership is one term of a leader, from Campaign to Resign or loss. It
+// is safe for concurrent use.
 type Leadership struct {
 	election   *Election
 	mutex      *Mutex // this leadership's own: it is never locked again
@@ -55,18 +46,14 @@ type Leadership struct {
 	term       int64
 }
 
-// Campaign waits until this candidate leads the election with value, at
-// most 256 bytes of printable ASCII, and returns its leadership. It fails
-// only when ctx ends, the Client is closed, the options or the value are
-// not valid, or too many nodes are down for a quorum (ErrQuorumUnreachable).
-// While it waits, it is woken by the leader's release and by the expiry
-// of its key, as Mutex.Lock is.
+// Campaign waits until this candidate leads with value, at most 256 bytes
+// of printable ASCII. It fails only when ctx ends, the Client is closed,
+// the options or value are invalid, or with ErrQuorumUnreachable.
 func (e *Election) Campaign(ctx context.Context, value string) (*Leadership, error) {
 	return e.campaign(ctx, value, nil)
 }
 
-// campaign is Campaign, whose leadership calls onLost, when not nil, with
-// the cause of its loss.
+// campaign is Campaign; the leadership calls onLost, if set, at its loss.
 func (e *Election) campaign(ctx context.Context, value string, onLost func(cause error)) (*Leadership, error) {
 	m := e.client.NewMutex(e.name, MutexOptions{TTL: e.options.TTL, MaxHold: e.options.MaxTerm,
 		AutoExtend: true, Fencing: true, Metadata: value})
@@ -89,39 +76,28 @@ func (e *Election) campaign(ctx context.Context, value string, onLost func(cause
 // Value returns the value the leader campaigned with.
 func (l *Leadership) Value() string { return l.value }
 
-// Term returns the leadership's term: the fence of its hold, larger than
-// the term of every leader before it. Pass it with each write to a
-// resource that refuses an older term (see docs/fencing.md).
+// Term returns the leadership's term, the fence of its hold: larger than
+// every earlier leader's.
 func (l *Leadership) Term() int64 { return l.term }
 
-// Until returns the end of the leadership's validity, a reading of the
-// Client's monotonic clock, or the zero time once it has ended. Renewals
-// move it later.
+// Until returns the end of the leadership's validity, or the zero time
+// once it has ended.
 func (l *Leadership) Until() time.Time { return l.mutex.hold.untilOf(l.generation) }
 
-// Done returns a channel that is closed when the leadership ends: at
-// Resign, when it can no longer be renewed (two node timeouts before
-// Until), at MaxTerm, and when the Client is closed. It is closed before
-// another candidate can lead. A leader paused past that moment (a
-// stopped process, a long garbage collection) finds it closed when it
-// looks again, whether or not its timers have run yet.
+// Done returns a channel closed when the leadership ends, before another
+// candidate can lead: as Mutex.Done closes.
 func (l *Leadership) Done() <-chan struct{} { return l.mutex.doneByClock(l.generation) }
 
-// Resign ends the leadership and releases its key on the nodes, so that
-// another candidate may lead at once. It fails, matching ErrLockLost, when
-// the leadership had already ended on the nodes, and with ErrNotHeld when
-// it was resigned before.
+// Resign releases the leadership at once. It fails with ErrLockLost when
+// it had already ended, and with ErrNotHeld when resigned before.
 func (l *Leadership) Resign(ctx context.Context) error {
 	return l.mutex.release(ctx, l.generation)
 }
 
-// Run campaigns with value, calls lead while this candidate leads, and
-// campaigns again when the leadership is lost, until ctx ends. lead's
-// context is cancelled, with a cause matching ErrLockLost, when the
-// leadership ends; lead should then return promptly. When lead returns
-// while still leading, Run resigns and returns lead's error. Run returns
-// the error of a Campaign that cannot succeed by waiting (ctx ended, the
-// Client closed, options not valid); a quorum out of reach is waited out.
+// Run campaigns, calls lead while leading, and campaigns again after a
+// loss, until ctx ends. lead's context is cancelled with ErrLockLost when
+// the leadership ends. If lead returns while leading, Run resigns and
+// returns its error. A quorum out of reach is waited out.
 func (e *Election) Run(ctx context.Context, value string, lead func(ctx context.Context, l *Leadership) error) error {
 	retry := time.NewTimer(0)
 	defer retry.Stop()

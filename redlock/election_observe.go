@@ -9,19 +9,14 @@ import (
 )
 
 // observationPolls is how many times per TTL an observation reads the
-// election again when too few nodes can report a change of its keys
-// (RESP2 nodes, an ACL without client|tracking, connections being made).
+// election when too few nodes can report changes.
 const observationPolls = 10
 
-// Observe returns a channel that delivers the election's leader, as a
-// quorum of nodes shows it, then each new leader, in the order of their
-// terms, once their terms are committed, until ctx ends or the Client is
-// closed; then it is closed. Observe reads the nodes again whenever a node
-// reports a change of the election's keys (RESP3 key tracking reports
-// releases, expiries and acquisitions): a leadership is skipped only if it
-// ended before the read that its start caused. Only while too few nodes can
-// report changes does it read on a schedule, ten times per TTL. A reader
-// that falls behind holds the next delivery back.
+// Observe returns a channel that delivers the election's leader, then each
+// new one in the order of their terms, until ctx ends or the Client is
+// closed; then it is closed. It reads the nodes when they report a change,
+// or ten times per TTL without reports (docs/election.md). A slow reader
+// holds the next delivery back.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	leaders := make(chan Leader)
 	c := e.client
@@ -40,10 +35,8 @@ func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	return leaders
 }
 
-// observation is one Observe under way. Its goroutine, which the Client's
-// watcher owns, reads the election's keys on every node's subscription
-// connection, which arms them for key tracking, and waits for a node to
-// report a change.
+// observation is one Observe under way. Its goroutine, owned by the
+// Client's watcher, reads and arms the keys, then waits for a change.
 type observation struct {
 	election *Election
 	keys     []string      // the lock key and its fencing counter
@@ -58,12 +51,9 @@ func (o *observation) wakeUp() {
 	}
 }
 
-// run delivers the leaders on leaders until ctx or the Client ends.
-//
-// A change that a quorum saw reaches the observation: every read arms the
-// keys on the nodes that answered it, and a change made after a node's
-// read is reported by it. When more than N - quorum nodes are armed, any
-// quorum has an armed node among it. With fewer, run reads on a schedule.
+// run delivers the leaders on leaders until ctx or the Client ends. With
+// more than N − quorum nodes armed, any quorum's change is reported; with
+// fewer, run reads on a schedule.
 func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 	e := o.election
 	c := e.client
@@ -88,8 +78,7 @@ func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 		}
 		bound := time.Duration(-1)
 		if leader, ok := leaderOf(views, c.need); ok {
-			// A new token whose term is not above the last one's is a leader
-			// whose fence is not committed yet: the commit wakes us.
+			// A term not above the last is not committed yet.
 			if leader.token != last.token && leader.Term > last.Term {
 				select {
 				case leaders <- leader:
@@ -100,8 +89,7 @@ func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 				}
 				last = leader
 			}
-			// Without reports of enough nodes, the leader's expiry is read
-			// when it comes, or sooner on the schedule.
+			// Without enough reports, read at expiry or on schedule.
 			bound = leader.TTL + c.options.NodeTimeout
 		}
 		if armed >= len(views)-c.need+1 {
@@ -126,10 +114,9 @@ func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 	}
 }
 
-// arm reads the election's keys on every node's subscription connection,
-// which arms them for key tracking there, and returns what each node
-// answered and how many were armed. The nodes that cannot be armed
-// (without tracking, none) are read through their connections.
+// arm reads the election's keys on the subscription connections, which
+// arms them, and returns each node's answer and the count armed. Nodes
+// without tracking are read through their connections.
 func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 	e := o.election
 	c := e.client
@@ -150,10 +137,8 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 	defer stop()
 	views := make([]nodeView, c.group.Len())
 	tag := w.newWriteTag()
-	// A key has one arming per node. While a renewed hold of this Client
-	// watches the lock key, its arming must stay in effect, so that it
-	// tells its own writes from others': the observation arms the counter
-	// alone, and is woken by the reports of the hold's arming.
+	// A key has one arming per node: while a renewed hold watches the lock
+	// key, arm the counter alone and ride on the hold's arming.
 	keys := o.keys
 	withLockKey := !w.watches(e.name)
 	if !withLockKey {
@@ -174,8 +159,7 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 	}
 	armed.Wait()
 	if withLockKey && w.watches(e.name) {
-		// A hold started meanwhile, and its arming may have been answered
-		// before this one.
+		// A hold started meanwhile and may have armed before this.
 		w.armAgain(e.name)
 	}
 	count := 0
@@ -185,7 +169,6 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 		}
 	}
 	if count < len(views) {
-		// The nodes that could not be armed are read all the same.
 		if read, err := e.read(ctx); err == nil {
 			for node, view := range views {
 				if !view.answered {
@@ -221,9 +204,8 @@ func (w *watcher) watches(key string) bool {
 	return w.holds[key] != nil
 }
 
-// armAgain arms once more the keys of the renewed hold that watches key,
-// under the tag of its last own write, unless that write is under way:
-// the hold arms them when it is over.
+// armAgain re-arms the keys of the renewed hold that watches key, under
+// its last write's tag, unless that write is under way.
 func (w *watcher) armAgain(key string) {
 	w.mu.Lock()
 	m := w.holds[key]
@@ -240,9 +222,7 @@ func (w *watcher) armAgain(key string) {
 	}
 }
 
-// wakeObservations wakes the observations of key, or all of them when
-// key is "": a flush, or a subscription connection that ended or was
-// replaced.
+// wakeObservations wakes the observations of key, or all of them for "".
 func (w *watcher) wakeObservations(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

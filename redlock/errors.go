@@ -11,133 +11,93 @@ import (
 )
 
 var (
-	// ErrNotAcquired is matched by the error of a lock attempt, or of a
-	// resumption, that did not win a quorum: another holder has the lock, or
-	// too few nodes answered in time.
+	// ErrNotAcquired is matched by a lock attempt or resumption that did
+	// not win a quorum.
 	ErrNotAcquired = errors.New("redlock: lock not acquired")
 
-	// ErrLockLost is matched when a hold can no longer be proven: an unlock,
-	// an extension or a renewal did not reach a quorum of nodes that still
-	// held the token, or the validity ran out first. It is also the cause of
-	// a lock-scoped context that was cancelled because the hold ended.
+	// ErrLockLost is matched when an unlock, extension or renewal could not
+	// prove the hold on a quorum in time. It is also the cause of a
+	// lock-scoped context ended by the hold's end.
 	ErrLockLost = errors.New("redlock: lock lost")
 
-	// ErrClosed is returned for calls on a Client, or on a Mutex of a
-	// Client, that was closed, and by the Locks that were waiting when it
-	// was closed. The cause of Client.Do's context, when Close ended the
-	// hold, matches it too.
+	// ErrClosed is returned by calls on a closed Client or its Mutexes,
+	// and by the Locks waiting when it closed.
 	ErrClosed = errors.New("redlock: client closed")
 
-	// ErrReleaseUnconfirmed is matched by the node errors reported for a
-	// release that the transport kept sending after Unlock returned (a node
-	// that was slow, stalled or reconnecting) and could not confirm before
-	// its key's TTL certainly ended or the Client was closed; and by the
-	// error of Close when there were any. The key on that node ends with
-	// its TTL.
+	// ErrReleaseUnconfirmed is matched by a node error for a release
+	// carried on after Unlock that no node reply confirmed, and by Close's
+	// error when there was one (docs/errors.md). That key ends with its TTL.
 	ErrReleaseUnconfirmed = errors.New("redlock: release not confirmed by a node")
 
-	// ErrQuorumUnreachable is matched when so many nodes failed (errors,
-	// timeouts, connections down) that a quorum was not possible, whatever
-	// the remaining nodes answered. A *QuorumError with that outcome matches
-	// both ErrQuorumUnreachable and ErrNotAcquired or ErrLockLost, as its
-	// operation dictates.
+	// ErrQuorumUnreachable is matched when too many nodes failed for a
+	// quorum to be possible. The error also matches ErrNotAcquired or
+	// ErrLockLost, as its operation dictates.
 	ErrQuorumUnreachable = errors.New("redlock: quorum unreachable")
 
 	// ErrNodeUnreachable is matched by a node's error when the transport
-	// failed it: no connection (OutcomeNotSent), no reply in time
-	// (OutcomeTimeout, which also matches os.ErrDeadlineExceeded), or a
-	// connection that failed during the round, closed, reset or broken by
-	// a reply that is not valid RESP (OutcomeError). A node's error reply
-	// does not match it. Use errors.Is on a *QuorumError, a *NodeResult or
-	// a NodeErrorEvent's Err; no transport package need be imported.
+	// failed it: no connection, no reply in time (also matching
+	// os.ErrDeadlineExceeded), or a broken connection. A node's error
+	// reply does not match it.
 	ErrNodeUnreachable = errors.New("redlock: node unreachable")
 
-	// ErrInvalidOptions is wrapped by the errors of option validation. Their
-	// message names the field at fault.
+	// ErrInvalidOptions is wrapped by option validation errors, which name
+	// the field at fault.
 	ErrInvalidOptions = errors.New("redlock: invalid options")
 
-	// ErrDuplicateNode is matched when two configured addresses reach the
-	// same server (the same run_id): it would count twice in a quorum.
+	// ErrDuplicateNode is matched when two addresses reach the same server
+	// (run_id), which would vote twice.
 	ErrDuplicateNode = errors.New("redlock: two addresses reach the same server")
 
-	// ErrNotHeld is returned by Unlock and Extend on a Mutex that is not
-	// held.
+	// ErrNotHeld is returned by Unlock and Extend on a Mutex not held.
 	ErrNotHeld = errors.New("redlock: mutex not held")
 
 	// ErrQuarantined is matched by the error of a node whose vote did not
-	// count because, with Options.Quarantine, it may have lost keys: its
-	// epoch marker is younger than Options.MaxTTL and its drift allowance,
-	// or was not read since the node connected.
+	// count because it may have lost keys (Options.Quarantine).
 	ErrQuarantined = errors.New("redlock: node quarantined")
 
 	// ErrWouldDeadlock is returned by an RWMutex's Lock and TryLock while
-	// its own read hold is held, and by its RLock and TryRLock while its
-	// own write hold is held: the RWMutex's own hold would refuse the call
-	// until it ends. A read hold is not upgraded (two readers upgrading at
-	// once would each wait for the other to leave): RUnlock, then Lock. A
-	// write hold turns into a read hold with Downgrade.
+	// it holds a read hold, and by RLock and TryRLock while it holds the
+	// write hold. To upgrade, RUnlock and then Lock.
 	ErrWouldDeadlock = errors.New("redlock: the read/write lock's own hold would refuse this call")
 
-	// errHeldLocally is returned by TryLock while another goroutine of
-	// this process holds the Mutex or is acquiring it.
+	// errHeldLocally: another goroutine holds or is acquiring the Mutex.
 	errHeldLocally = fmt.Errorf("%w: held by another goroutine of this process", ErrNotAcquired)
 
-	// errMaxHold is returned by Extend when the hold has lasted
-	// MutexOptions.MaxHold.
 	errMaxHold = fmt.Errorf("%w: the hold reached MutexOptions.MaxHold", ErrLockLost)
 
-	// errAttemptFailed reports that an attempt ran and did not win a quorum;
-	// the details are in the acquisition round's tally.
+	// errAttemptFailed: no quorum; the round's tally has the details.
 	errAttemptFailed = errors.New("redlock: attempt failed")
 
-	// errNotAwaited is the error of a node whose reply was not awaited because
-	// the round was already decided. Its outcome is unknown.
+	// errNotAwaited: a node's reply came after its round was decided.
 	errNotAwaited = errors.New("redlock: reply not awaited: the round was already decided")
 
-	// errUnexpectedReply is wrapped for replies no version of the scripts gives.
 	errUnexpectedReply = errors.New("redlock: unexpected reply")
 
-	// errClientClosed ends the holds of a Client that is closed: nothing
-	// renews them or watches their validity any more. It matches
-	// ErrLockLost and ErrClosed.
 	errClientClosed = fmt.Errorf("%w: %w", ErrLockLost, ErrClosed)
 
-	// ErrConfig is matched when a node answered with an error that points at
-	// its configuration rather than at a passing failure: NOAUTH, WRONGPASS,
-	// NOPERM, WRONGTYPE, READONLY, or a cluster answer (MOVED, ASK,
-	// CLUSTERDOWN, CROSSSLOT). Such errors are not retried. TRYAGAIN, a
-	// slot being migrated, is a passing failure.
+	// ErrConfig is matched by a node error that retrying cannot fix:
+	// NOAUTH, WRONGPASS, NOPERM, WRONGTYPE, READONLY, MOVED, ASK,
+	// CLUSTERDOWN or CROSSSLOT.
 	ErrConfig = errors.New("redlock: node configuration error")
 
-	// ErrFenceCounter is matched when a node's fencing counter for a lock
-	// key (KEY:lockmux-fence) is not a decimal integer from 0 to 2^63−2,
-	// the largest that has a next fence. It also matches ErrConfig: the
-	// node's vote does not count and it keeps no lock key. docs/fencing.md
-	// says how to fix the counter. fencedstore.Store.Set fails with it when
-	// its newest fence is not a decimal integer from 0 to 2^63−1.
+	// ErrFenceCounter is matched when a node's fencing counter is not a
+	// decimal integer from 0 to 2^63−2; that vote fails. It matches
+	// ErrConfig (docs/fencing.md).
 	ErrFenceCounter = fmt.Errorf("%w: bad fencing counter", ErrConfig)
 
-	// ErrNoLeader is matched by the error of Election.Leader when no
-	// candidate leads the election on a quorum of nodes.
+	// ErrNoLeader is matched by Election.Leader when no candidate leads on
+	// a quorum.
 	ErrNoLeader = errors.New("redlock: election has no leader")
 
-	// ErrNotificationsUnavailable is matched by the error of a
-	// NodeErrorEvent with OperationSubscribe: the node cannot announce
-	// releases to waiting Locks. It speaks only RESP2, Options.Protocol is
-	// ProtocolRESP2, or its ACL refuses the release channels (the error then
-	// matches ErrConfig too). It is reported once per node and Client
-	// (docs/waiting.md). A node whose ACL refuses client|tracking is
-	// reported the same way: it cannot watch renewed holds' keys.
+	// ErrNotificationsUnavailable is matched by a NodeErrorEvent with
+	// OperationSubscribe: the node cannot announce releases or watch keys.
+	// It is reported once per node (docs/waiting.md).
 	ErrNotificationsUnavailable = errors.New("redlock: release notifications unavailable")
 )
 
-// isConfigError reports whether a server's error reply (such as
-// "WRONGPASS invalid username-password pair") is a configuration problem
-// that retrying cannot fix. Errors with these replies should match
-// ErrConfig. They are told by their code (the first word), and, for the
-// refusals of an ACL to a command that a script calls, which have the
-// code ERR, by their message: "The user executing the script can't …" up
-// to Redis 7.0, "ACL failure in script: …" from 7.2.
+// isConfigError reports whether a server's error reply should match
+// ErrConfig. A script's ACL refusal has the code ERR and is told by its
+// message (Redis 7.0 and 7.2 word it differently).
 func isConfigError(reply string) bool {
 	switch string(resp.ErrorCode([]byte(reply))) {
 	case "NOAUTH", "WRONGPASS", "NOPERM", "WRONGTYPE", "READONLY",
@@ -163,9 +123,8 @@ const (
 	OperationUnlock
 	// OperationResume is the re-validation of a hold by its token.
 	OperationResume
-	// OperationSubscribe is a node's subscription to the release
-	// notifications that wake waiting Locks. It is reported only in a
-	// NodeErrorEvent, once per node, when the node cannot notify.
+	// OperationSubscribe is a node's subscription to release
+	// notifications, reported only in a NodeErrorEvent.
 	OperationSubscribe
 )
 
@@ -187,8 +146,7 @@ func (o Operation) String() string {
 	return "Operation(" + strconv.Itoa(int(o)) + ")"
 }
 
-// failure returns the words that say this operation failed, as used in
-// QuorumError messages.
+// failure returns "not acquired" and the like, for QuorumError.
 func (o Operation) failure() string {
 	switch o {
 	case OperationLock:
@@ -210,8 +168,7 @@ type Outcome uint8
 
 // The outcomes of one node.
 const (
-	// OutcomeConfirmed means the node confirmed the operation: the key was
-	// set, extended or released.
+	// OutcomeConfirmed means the key was set, extended or released.
 	OutcomeConfirmed Outcome = iota
 	// OutcomeHeld means the key is held by another token.
 	OutcomeHeld
@@ -219,15 +176,12 @@ const (
 	OutcomeMissing
 	// OutcomeError means the node answered with an error.
 	OutcomeError
-	// OutcomeTimeout means the node did not answer in time. The command may
-	// still have been applied, so its effect is unknown.
+	// OutcomeTimeout means no answer in time; the effect is unknown.
 	OutcomeTimeout
-	// OutcomeNotSent means the command was not sent, because the node was
-	// down or reconnecting. It had no effect.
+	// OutcomeNotSent means the node was down, so nothing was sent.
 	OutcomeNotSent
-	// OutcomeQuarantined means the node confirmed, but its vote did not
-	// count: with Options.Quarantine, it may have lost keys (see
-	// ErrQuarantined).
+	// OutcomeQuarantined means the node confirmed but its vote did not
+	// count (ErrQuarantined).
 	OutcomeQuarantined
 )
 
@@ -253,18 +207,16 @@ func (o Outcome) String() string {
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// NodeResult is one node's part in an operation: its outcome, the error it
-// answered or the transport error, and how long it took.
+// NodeResult is one node's part in an operation.
 type NodeResult struct {
 	// Address is the node's address as configured.
 	Address string
 	// Outcome is what the node answered.
 	Outcome Outcome
-	// Err is the server's error reply or the transport error, when there
-	// was one. It is nil for the outcomes confirmed, held and missing.
+	// Err is the error reply or transport error; nil when confirmed, held
+	// or missing.
 	Err error
-	// Latency is the time from sending the command to its reply, or to the
-	// moment the client gave up waiting.
+	// Latency is the time from the send to the reply or the give-up.
 	Latency time.Duration
 }
 
@@ -309,11 +261,9 @@ func (e *NodeResult) describe(b *strings.Builder) {
 	}
 }
 
-// QuorumError reports an operation that did not reach a quorum of nodes.
-// It matches ErrNotAcquired (lock, resume) or ErrLockLost (extend, unlock)
-// through errors.Is, and ErrQuorumUnreachable when Unreachable is set. It
-// unwraps to the node errors that carry an error, so that errors.Is and
-// errors.As also see what the nodes answered.
+// QuorumError reports an operation that did not reach a quorum. It
+// matches ErrNotAcquired (lock, resume) or ErrLockLost (extend, unlock),
+// ErrQuorumUnreachable when Unreachable, and unwraps to the node errors.
 type QuorumError struct {
 	// Operation is the step that failed.
 	Operation Operation
@@ -321,19 +271,15 @@ type QuorumError struct {
 	Key string
 	// Got is the number of nodes that confirmed, and Need the quorum.
 	Got, Need int
-	// Nodes holds one entry per node, in the order of the configured
-	// addresses.
+	// Nodes holds one entry per node, in the addresses' order.
 	Nodes []NodeResult
-	// Elapsed is the time the operation took, from its first send to its
-	// last reply or timeout.
+	// Elapsed is the time from the first send to the last reply.
 	Elapsed time.Duration
-	// Unreachable is set when too many nodes failed for a quorum to be
-	// possible.
+	// Unreachable is set when too many nodes failed for a quorum.
 	Unreachable bool
 }
 
-// Error returns a message that names the key, the counts and every node
-// that did not confirm, for example:
+// Error names the key, the counts and every node that did not confirm:
 //
 //	redlock: lock "orders:1" not acquired: 2 of 5 nodes, need 3 (127.0.0.1:1: held by another; 127.0.0.1:2: timeout after 50ms; 127.0.0.1:3: missing or expired)
 func (e *QuorumError) Error() string {
@@ -371,9 +317,7 @@ func (e *QuorumError) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is ErrNotAcquired for a lock or a resumption,
-// ErrLockLost for an extension or an unlock, or ErrQuorumUnreachable when
-// the quorum was unreachable.
+// Is matches the sentinels named in QuorumError's doc.
 func (e *QuorumError) Is(target error) bool {
 	switch target {
 	case ErrNotAcquired:
@@ -386,8 +330,7 @@ func (e *QuorumError) Is(target error) bool {
 	return false
 }
 
-// Unwrap returns a *NodeResult for each node whose entry carries an error,
-// so that errors.Is and errors.As reach the nodes' errors.
+// Unwrap returns a *NodeResult for each node with an error.
 func (e *QuorumError) Unwrap() []error {
 	var errs []error
 	for i := range e.Nodes {

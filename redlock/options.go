@@ -13,22 +13,16 @@ import (
 
 // Defaults of Options. A zero field of Options means its default.
 const (
-	// defaultDialTimeout bounds one dial to a node with its handshake.
 	defaultDialTimeout = mux.DefaultDialTimeout
-	// DefaultNodeTimeout bounds the wait for one node's reply within a
-	// round.
+	// DefaultNodeTimeout bounds the wait for one node's reply in a round.
 	DefaultNodeTimeout = 50 * time.Millisecond
-	// defaultDriftFactor is the fraction of the TTL allowed for clock drift
-	// between the client and the nodes.
 	defaultDriftFactor = 0.01
-	// defaultRetryDelayMin and defaultRetryDelayMax bound the retry delay
-	// of a blocked Lock (see Options.RetryDelayMin).
+	// The retry delay range of a blocked Lock.
 	defaultRetryDelayMin = 10 * time.Millisecond
 	defaultRetryDelayMax = 60 * time.Millisecond
 )
 
-// Protocol is the version of the protocol spoken with the nodes, for
-// Options.Protocol.
+// Protocol is the RESP version spoken with the nodes, for Options.Protocol.
 type Protocol = mux.Protocol
 
 // Values of Options.Protocol.
@@ -41,211 +35,150 @@ const (
 	ProtocolRESP3 = mux.ProtocolRESP3
 )
 
-// QuarantineMode says whether a Client keeps nodes that may have lost
-// keys out of the locks, for Options.Quarantine.
+// QuarantineMode says whether a Client keeps nodes that may have lost keys
+// out of the votes, for Options.Quarantine.
 type QuarantineMode int
 
 // Values of Options.Quarantine.
 const (
-	// QuarantineOn keeps a node that may have lost keys out of the votes
-	// for MaxTTL: the default.
+	// QuarantineOn, the default, keeps such a node out for MaxTTL.
 	QuarantineOn QuarantineMode = iota
-	// QuarantineOff counts every node's vote: a node that restarts
-	// without its data can give a held lock to a second client.
+	// QuarantineOff counts every vote: a node restarted without its data
+	// can give a held lock to a second client.
 	QuarantineOff
 )
 
-// Defaults and limits of MutexOptions. A zero field of MutexOptions means
-// its default.
+// Defaults and limits of MutexOptions.
 const (
 	// DefaultTTL is how long a lock key lives on a node unless extended.
 	DefaultTTL = 10 * time.Second
 	// MinTTL is the shortest TTL accepted.
 	MinTTL = 10 * time.Millisecond
-	// DefaultMaxHold bounds how long one hold may last through extensions.
+	// DefaultMaxHold bounds one hold through its extensions.
 	DefaultMaxHold = time.Hour
 )
 
-// nodeTimeoutsPerTTL is how many node timeouts the TTL of a renewed hold
-// must last at least. Its end is signalled two node timeouts before its
-// validity ends, so a renewal due a third of the TTL after the start of
-// the hold still has the time to finish an attempt that waits a whole node
-// timeout for a silent node.
+// nodeTimeoutsPerTTL is the least TTL of a renewed hold, in node timeouts:
+// a renewal due at a third of the TTL must finish before the hold's end,
+// two node timeouts before its validity (docs/renewal.md).
 const nodeTimeoutsPerTTL = 5
 
 // Options configures a Client. The zero value is usable: every zero field
 // means its default.
 type Options struct {
-	// Username and Password authenticate every connection. They override
-	// the user information of the addresses. Empty means none.
+	// Username and Password authenticate every connection, over the
+	// addresses' user information. Empty means none.
 	Username, Password string
 
-	// TLSConfig is used for rediss:// addresses. Nil means a default
-	// configuration that verifies the server against the system roots.
+	// TLSConfig is used for rediss:// addresses. Nil verifies the server
+	// against the system roots.
 	TLSConfig *tls.Config
 
 	// DialTimeout bounds one dial to a node with its handshake. Zero means
 	// 2 s; negative is invalid.
 	DialTimeout time.Duration
 
-	// NodeTimeout bounds the wait for one node's reply within a round: it
-	// is the nodes' deadline, shared by every caller of a connection, and
-	// it is never derived from a TTL. It should be small against the TTL,
-	// because a round that waits for a slow node spends the validity of
-	// the hold. For a renewed hold (MutexOptions.AutoExtend, Client.Do) it
-	// must be: such a hold ends two node timeouts before its validity, so
-	// a Mutex with AutoExtend whose TTL is shorter than five node timeouts
-	// is refused with ErrInvalidOptions (see MutexOptions.TTL). Zero means
-	// DefaultNodeTimeout (50 ms); negative is invalid.
+	// NodeTimeout bounds the wait for one node's reply in a round, for
+	// every caller of a connection; a ctx never shortens it. Keep it small
+	// against the TTL: a renewed hold's TTL must last five of them. Zero
+	// means DefaultNodeTimeout (50 ms); negative is invalid.
 	NodeTimeout time.Duration
 
-	// DriftFactor is the fraction of the TTL allowed for the clock drift
-	// between the client and the nodes: the validity of a hold is ttl −
-	// elapsed − (ttl·DriftFactor + 2 ms). Zero means 0.01; it must be
-	// finite, not negative and below 1.
+	// DriftFactor is the fraction of the TTL allowed for clock drift: a
+	// hold's validity is ttl − elapsed − (ttl·DriftFactor + 2 ms). Zero
+	// means 0.01; it must be in [0, 1).
 	DriftFactor float64
 
-	// RetryDelayMin and RetryDelayMax bound the retry delay of a blocked
-	// Lock, drawn at random in between for each wait, so that competing
-	// clients fall out of step. A Lock waits one delay after a split vote,
-	// or for a release of the lock, at most eight delays (docs/waiting.md).
-	// Zero means 10 ms and 60 ms. When only one bound is set, the other
-	// keeps its default, or takes the set bound's value if the default
-	// would be on the wrong side of it. Negative values, or a minimum above
-	// the maximum, are invalid. MutexOptions may override both.
+	// RetryDelayMin and RetryDelayMax bound the random delay a blocked
+	// Lock waits between attempts (docs/waiting.md). Zero means 10 ms and
+	// 60 ms; a lone bound set across a default moves it too. Negative
+	// values, or a minimum above the maximum, are invalid.
 	RetryDelayMin, RetryDelayMax time.Duration
 
 	// Quarantine keeps a node that may have lost keys (a restart, a
-	// promotion, a flush) out of every lock for MaxTTL and its drift
-	// allowance: its votes do not count (ErrQuarantined); its releases do.
-	// On by default (QuarantineOn, the zero value); QuarantineOff turns it
-	// off, except for Sentinel and Cluster members. docs/deployments.md
-	// gives the rules.
+	// promotion, a flush) out of the votes for MaxTTL (ErrQuarantined).
+	// The zero value is QuarantineOn. Sentinel and Cluster members are
+	// always quarantined (docs/deployments.md).
 	Quarantine QuarantineMode
 
-	// MaxTTL is the longest TTL any client of these nodes uses: with the
-	// quarantine on, a node whose epoch marker is younger than MaxTTL and its
-	// drift allowance may have lost a key that is still valid. A Mutex
-	// with a longer TTL, or an ExtendFor beyond it, is refused with
+	// MaxTTL is the longest TTL any client of these nodes uses, and the
+	// length of the quarantine. A longer TTL or ExtendFor is refused with
 	// ErrInvalidOptions. Zero means DefaultTTL.
 	MaxTTL time.Duration
 
 	// Observer is told of acquisitions, releases, extensions, losses and
-	// node errors. Nil means none, at no cost. Observers combines
-	// several into one.
+	// node errors. Nil means none.
 	Observer Observer
 
-	// Protocol selects the RESP version: ProtocolAuto (0, RESP3 with a
-	// fallback to RESP2), ProtocolRESP2 or ProtocolRESP3. Other values are
-	// invalid.
+	// Protocol selects the RESP version. Zero means ProtocolAuto.
 	Protocol Protocol
 
-	// ClientName is sent with CLIENT SETNAME, so that the connections are
-	// recognised in CLIENT LIST. Zero means "lockmux".
-	// It must consist of printable ASCII characters other than space.
+	// ClientName is sent with CLIENT SETNAME. Empty means "lockmux". It
+	// must be printable ASCII without spaces.
 	ClientName string
 
-	// clock tells the time for all elapsed-time and validity computations
-	// and for the schedule of renewals and of the ends of holds. Nil means
-	// the real clock (time.Now, with its monotonic reading); the package's
-	// tests set one to move time by hand. Timers still wait in real time:
-	// a timer is set for the time left by the clock, and whatever it wakes
-	// reads the clock again before it acts.
+	// clock tells the time for validity and schedules; nil means the real
+	// clock. Timers wait in real time, and what they wake reads the clock
+	// again.
 	clock clock
 }
 
 // MutexOptions configures one Mutex. The zero value is usable: every zero
 // field means its default.
 type MutexOptions struct {
-	// TTL is how long the lock keys live on the nodes unless extended, and
-	// the upper bound of a hold's validity. It is rounded down to a whole
-	// millisecond. Zero means DefaultTTL (10 s). It must be at least MinTTL
-	// and exceed the drift allowance (TTL·DriftFactor + 2 ms). With
-	// AutoExtend, and in Client.Do, it must last five Options.NodeTimeout
-	// (250 ms by default); with the quarantine on, at most Options.MaxTTL.
-	// Otherwise the Mutex is refused with ErrInvalidOptions.
+	// TTL is how long the lock keys live unless extended, rounded down to
+	// a millisecond. Zero means DefaultTTL (10 s). It must be at least
+	// MinTTL and the drift allowance, at most Options.MaxTTL, and with
+	// AutoExtend at least five Options.NodeTimeout; else ErrInvalidOptions.
 	TTL time.Duration
 
-	// RetryDelayMin and RetryDelayMax override the Client's retry delay
-	// range for this Mutex: they bound the gaps between its attempts as
-	// Options.RetryDelayMin says. Zero means the Client's values; the rules
-	// of Options.RetryDelayMin apply.
+	// RetryDelayMin and RetryDelayMax override the Client's for this
+	// Mutex, under the same rules. Zero means the Client's values.
 	RetryDelayMin, RetryDelayMax time.Duration
 
-	// RetryBackoff makes the retry delay grow: after a Lock's failed
-	// attempt k, d is drawn from [b/2, b] with b = RetryDelayMin·2^(k−1),
-	// at most RetryDelayMax, instead of from [RetryDelayMin,
-	// RetryDelayMax]. It spares nodes that many waiters hammer while
-	// notifications are unavailable; the rules of Options.RetryDelayMin
-	// apply with that d. The Client's retry policies are three: the
-	// jittered delay (the default), this exponential backoff, and a bound
-	// on the attempts, MaxTries, which combines with either.
+	// RetryBackoff doubles the retry delay: after failed attempt k it is
+	// drawn from [b/2, b], b = RetryDelayMin·2^(k−1) up to RetryDelayMax.
+	// Off by default.
 	RetryBackoff bool
 
-	// MaxTries bounds the acquisition attempts of one Lock. Zero means no
-	// bound: Lock tries until it acquires or its context is done. Negative
-	// is invalid. A Lock that reaches it returns the last attempt's error,
-	// which matches ErrNotAcquired, and says how many attempts it made.
+	// MaxTries bounds the attempts of one Lock; the error then matches
+	// ErrNotAcquired. Zero means no bound; negative is invalid.
 	MaxTries int
 
-	// AutoExtend renews the hold in the background, a third of the TTL after
-	// its start and after each extension, until it is released, lost, or
-	// has lasted MaxHold. A renewed hold ends two node timeouts before its
-	// validity unless an extension moved it (see Mutex.Done). On the nodes
-	// that speak RESP3, it also watches its keys, and renews at once when
-	// one changes from outside. Off by default; Client.Do implies it.
-	// docs/renewal.md gives the rules.
+	// AutoExtend renews the hold every third of the TTL until it is
+	// released, lost, or has lasted MaxHold; Done closes two node timeouts
+	// before an unrenewed validity ends. Off by default; Client.Do implies
+	// it (docs/renewal.md).
 	AutoExtend bool
 
-	// MaxHold bounds the length of one hold: no extension, automatic or
-	// explicit, moves its expiry beyond the moment it was acquired plus
-	// MaxHold, so that a stuck holder cannot keep a resource forever. An
-	// AutoExtend hold that reaches it ends, as a lost one does, two node
-	// timeouts before its validity: Done closes then. Zero means
-	// DefaultMaxHold (1 hour); it must not be negative or shorter than TTL.
-	// Set it to a very large value to renew without bound.
+	// MaxHold bounds one hold: no extension moves its expiry beyond its
+	// acquisition plus MaxHold. Zero means DefaultMaxHold (1 hour); it must
+	// not be shorter than TTL.
 	MaxHold time.Duration
 
-	// Fencing makes each acquisition also return a fencing token: a number
-	// that strictly increases with every acquisition of the resource, which
-	// the resource can check to reject the writes of a holder that lost the
-	// lock. With Keys, each key is a resource with a counter of its own,
-	// and the fence is above every one of them. It costs a second round
-	// trip per acquisition and needs nodes with persistence (see the
-	// package documentation, # Safety).
+	// Fencing makes each acquisition return a fencing token that strictly
+	// increases per resource, at the cost of a second round trip. Off by
+	// default; it needs nodes with persistence (docs/fencing.md).
 	Fencing bool
 
-	// Token resumes a hold taken earlier, by this process or another: the
-	// Mutex uses this value instead of a new random token and re-validates
-	// it on a quorum before it reports the hold. The resumed hold's validity
-	// is the TTL a quorum of nodes has left, less the drift allowance of
-	// that remaining TTL (not of this TTL option, which only sets the TTL
-	// of its extensions). Empty means a new random token for each
-	// acquisition. When set, it must be at most maxTokenLength bytes of
-	// printable ASCII characters other than space.
+	// Token resumes a hold taken earlier, in any process, if a quorum
+	// still holds it; its validity is the TTL they have left. Empty means a
+	// new random token per acquisition. It must be printable ASCII without
+	// spaces, at most 128 bytes (docs/lock-family.md).
 	Token string
 
-	// Fair serves the waiters of a blocked Lock in the order they came. A
-	// Lock that finds the lock held takes a ticket and waits in line; only
-	// the first in line may try. The line decides who may try, never who
-	// holds. An uncontended Lock costs one round, as without Fair. Every
-	// client of a lock must set Fair alike. It combines with Fencing, not
-	// with Keys. Off by default. docs/lock-family.md gives the rules and the
-	// keys it adds.
+	// Fair serves blocked Locks in the order they came. Every client of a
+	// lock must set it alike; it does not combine with Keys. Off by default
+	// (docs/lock-family.md).
 	Fair bool
 
-	// Metadata is stored with each hold on the nodes, after its token and a
-	// space: the lock keys' value is "TOKEN METADATA", so that whoever
-	// looks at a lock can tell who holds it and why (redlock status shows
-	// it; Mutex.Metadata returns it). At most 256 bytes of printable ASCII
-	// characters, spaces included. A resumption (Token) must give the
-	// same Metadata: together they are the keys' value.
+	// Metadata is stored with each hold: the keys' value is "TOKEN
+	// METADATA". At most 256 bytes of printable ASCII. A resumption must
+	// give the same Metadata.
 	Metadata string
 
-	// Keys are extra keys for a lock over several resources at once. A node
-	// votes for the lock only if it set every key, the Mutex's own key
-	// included. Keys must not be empty and must not repeat each other or
-	// the Mutex's key.
+	// Keys are extra keys locked with the Mutex's own: a node votes only
+	// if it set them all. They must be distinct and not empty.
 	Keys []string
 }
 
@@ -298,10 +231,8 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// withDefaults returns o with every zero field set to its default, taking
-// the retry delays from client, or an error wrapping ErrInvalidOptions that
-// names the first invalid field. client must be the result of
-// Options.withDefaults. The returned Keys slice is a copy.
+// withDefaults is Options.withDefaults for a Mutex, with client's retry
+// delays; client must have its defaults. Keys is copied.
 func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 	switch {
 	case o.TTL < 0:
@@ -367,8 +298,7 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 }
 
 // checkKeys returns an error wrapping ErrInvalidOptions when a Mutex's key
-// is empty or appears among its extra keys. MutexOptions.withDefaults has
-// already checked the extra keys among themselves.
+// is empty or among its extra keys.
 func checkKeys(key string, extra []string) error {
 	if key == "" {
 		return fmt.Errorf("%w: the key is empty", ErrInvalidOptions)
@@ -382,9 +312,7 @@ func checkKeys(key string, extra []string) error {
 }
 
 // retryDelays applies the defaults to a retry delay range: a zero bound
-// takes its default, unless the other bound was set outside the default
-// range, in which case it takes the other bound's value. It rejects negative
-// bounds and a minimum above the maximum, naming the fields of owner.
+// takes its default, clamped by the other bound. Errors name owner's fields.
 func retryDelays(owner string, minimum, maximum, defaultMinimum, defaultMaximum time.Duration) (time.Duration, time.Duration, error) {
 	switch {
 	case minimum < 0:

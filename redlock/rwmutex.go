@@ -9,29 +9,22 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
-// RWMutex is a read/write lock across the Client's nodes: any number of
-// readers at once, or one writer. Writers come first: a waiting writer
-// keeps new readers off. Its holds are a Mutex's, with their validity,
-// Done, renewal and errors; Reader and Writer return the Mutex of each.
-// Only the writer's holds get fences. Lock while this RWMutex holds its
-// read hold fails with ErrWouldDeadlock; Downgrade turns a write hold into
-// a read hold. One RWMutex has one hold at a time: goroutines that read
-// together use an RWMutex each. docs/lock-family.md gives the rules.
+// RWMutex is a read/write lock across the Client's nodes: many readers or
+// one writer, and writers come first. Its holds are a Mutex's; only the
+// writer's get fences. One RWMutex has one hold at a time: goroutines that
+// read together use one each (docs/lock-family.md).
 type RWMutex struct {
 	reader, writer *Mutex
 }
 
-// The keys of a read/write lock named name, after the writer's, name,
-// which the inspect package shares.
+// The keys of a read/write lock besides name, shared with inspect.
 const (
 	readersKeySuffix = naming.ReadersKeySuffix
 	waitingKeySuffix = naming.WaitingKeySuffix
 )
 
-// NewRWMutex returns a read/write lock named name, whose holds have
-// options. Keys and Token must be empty: the lock is one resource, and a
-// read hold and a write hold cannot share a token. The RWMutex of invalid
-// options returns the error, matching ErrInvalidOptions, from every call.
+// NewRWMutex returns a read/write lock named name. Keys and Token must be
+// empty; with invalid options, every call returns ErrInvalidOptions.
 func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 	writerKey, readersKey, waitingKey := name, name+readersKeySuffix, name+waitingKeySuffix
 	reading := options
@@ -54,35 +47,26 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 	rw.writer.kind = kindWrite
 	rw.writer.setGuards([]string{readersKey, waitingKey})
 	if err == nil && rw.writer.err == nil {
-		// The marker lasts until the writer's next attempt: a waiting Lock
-		// sleeps at most notificationFallback retry delays, and its rounds
-		// at most a node timeout each.
+		// The marker lasts until the writer's next attempt is due.
 		o := &rw.writer.options
 		marker := notificationFallback*o.RetryDelayMax + 2*c.options.NodeTimeout
 		rw.writer.acquisition.extras = [][]byte{strconv.AppendInt(nil, max(marker, time.Millisecond).Milliseconds(), 10)}
 	}
 	rw.reader.kind = kindRead
 	rw.reader.setGuards([]string{writerKey, waitingKey})
-	// A waiting writer is woken by the release of the writer's key or of
-	// a reader; a waiting reader by the writer's.
 	rw.writer.wait.channels = []string{c.releasedChannel(writerKey), c.releasedChannel(readersKey)}
 	rw.reader.wait.channels = []string{c.releasedChannel(writerKey)}
 	return rw
 }
 
-// Writer returns the Mutex of the write hold: its Lock, TryLock and Unlock
-// are the RWMutex's, and its Until, Done, Token, Fence and Extend speak of
-// the write hold.
+// Writer returns the Mutex of the write hold.
 func (rw *RWMutex) Writer() *Mutex { return rw.writer }
 
-// Reader returns the Mutex of the read hold: its Lock, TryLock and Unlock
-// are the RWMutex's RLock, TryRLock and RUnlock, and its Until, Done,
-// Token and Extend speak of the read hold.
+// Reader returns the Mutex of the read hold.
 func (rw *RWMutex) Reader() *Mutex { return rw.reader }
 
-// Lock takes the write lock, as Mutex.Lock takes a lock: it waits for the
-// writer that holds it and for the readers to leave. It returns
-// ErrWouldDeadlock while the RWMutex's own read hold is held.
+// Lock takes the write lock as Mutex.Lock does, waiting for the readers
+// to leave. It returns ErrWouldDeadlock while its read hold is held.
 func (rw *RWMutex) Lock(ctx context.Context) error {
 	if err := rw.refuse(rw.reader); err != nil {
 		return err
@@ -90,8 +74,8 @@ func (rw *RWMutex) Lock(ctx context.Context) error {
 	return rw.writer.Lock(ctx)
 }
 
-// TryLock makes one attempt to take the write lock, as Mutex.TryLock does.
-// It returns ErrWouldDeadlock while the RWMutex's own read hold is held.
+// TryLock makes one attempt at the write lock, as Mutex.TryLock does. It
+// returns ErrWouldDeadlock while its read hold is held.
 func (rw *RWMutex) TryLock(ctx context.Context) error {
 	if err := rw.refuse(rw.reader); err != nil {
 		return err
@@ -102,9 +86,8 @@ func (rw *RWMutex) TryLock(ctx context.Context) error {
 // Unlock releases the write lock, as Mutex.Unlock does.
 func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.writer.Unlock(ctx) }
 
-// RLock takes a read lock, as Mutex.Lock takes a lock: it waits while a
-// writer holds the lock or waits for it. It returns ErrWouldDeadlock
-// while the RWMutex's own write hold is held (see Downgrade).
+// RLock takes a read lock as Mutex.Lock does, waiting while a writer holds
+// or waits. It returns ErrWouldDeadlock while its write hold is held.
 func (rw *RWMutex) RLock(ctx context.Context) error {
 	if err := rw.refuse(rw.writer); err != nil {
 		return err
@@ -112,8 +95,8 @@ func (rw *RWMutex) RLock(ctx context.Context) error {
 	return rw.reader.Lock(ctx)
 }
 
-// TryRLock makes one attempt to take a read lock, as Mutex.TryLock does.
-// It returns ErrWouldDeadlock while the RWMutex's own write hold is held.
+// TryRLock makes one attempt at a read lock, as Mutex.TryLock does. It
+// returns ErrWouldDeadlock while its write hold is held.
 func (rw *RWMutex) TryRLock(ctx context.Context) error {
 	if err := rw.refuse(rw.writer); err != nil {
 		return err
@@ -124,8 +107,7 @@ func (rw *RWMutex) TryRLock(ctx context.Context) error {
 // RUnlock releases the read lock, as Mutex.Unlock does.
 func (rw *RWMutex) RUnlock(ctx context.Context) error { return rw.reader.Unlock(ctx) }
 
-// refuse returns ErrWouldDeadlock while own, the RWMutex's other hold,
-// is held.
+// refuse returns ErrWouldDeadlock while own is held.
 func (rw *RWMutex) refuse(own *Mutex) error {
 	if own.err != nil || !own.hold.isHeld() {
 		return nil
@@ -136,13 +118,9 @@ func (rw *RWMutex) refuse(own *Mutex) error {
 	return fmt.Errorf("%w: the write hold of %q refuses readers: Downgrade turns it into a read hold", ErrWouldDeadlock, rw.writer.key)
 }
 
-// Downgrade turns the write hold into a read hold: it takes a read hold,
-// which the RWMutex's own write hold does not refuse, then releases the
-// write hold. No other writer and no other reader gets in between: the
-// write hold refuses them until the read hold is taken. It fails, leaving
-// the write hold held, as TryRLock fails (the read hold was not taken on
-// a quorum), with ErrNotHeld when the write hold is not held, and with the
-// write hold's Unlock error once the read hold is taken.
+// Downgrade turns the write hold into a read hold with nobody in between.
+// It fails as TryRLock does, keeping the write hold; with ErrNotHeld
+// without one; or with the write Unlock's error after the read hold.
 func (rw *RWMutex) Downgrade(ctx context.Context) error {
 	w, r := rw.writer, rw.reader
 	if w.err != nil {

@@ -8,18 +8,14 @@ import (
 	"github.com/lockmux/lockmux/internal/latency"
 )
 
-// HistogramBuckets is the number of buckets of a Histogram: 21 with a
-// finite upper bound, from 16 µs to about 16.8 s, each twice the one before,
-// and a last bucket for longer durations.
+// HistogramBuckets is the number of buckets of a Histogram: 21 doubling
+// from 16 µs to about 16.8 s, and one for longer durations.
 const HistogramBuckets = 22
 
-// histogramFirstBound is the upper bound of a Histogram's first bucket.
 const histogramFirstBound = latency.FirstBound
 
-// HistogramBounds returns the inclusive upper bound of each bucket of a
-// Histogram: 16 µs·2^i for bucket i below HistogramBuckets−1, and the
-// largest Duration for the last bucket, which stands for infinity. Bucket i
-// counts the durations d with bound(i−1) < d ≤ bound(i).
+// HistogramBounds returns each bucket's inclusive upper bound: 16 µs·2^i,
+// and the largest Duration for the last bucket.
 func HistogramBounds() [HistogramBuckets]time.Duration {
 	var bounds [HistogramBuckets]time.Duration
 	for i := range HistogramBuckets - 1 {
@@ -34,8 +30,7 @@ func histogramBucket(d time.Duration) int {
 	return min(latency.Level(d), HistogramBuckets-1)
 }
 
-// Histogram is a latency distribution over fixed buckets (see
-// HistogramBounds). It is a plain value, taken by Client.Stats.
+// Histogram is a latency distribution over fixed buckets (HistogramBounds).
 type Histogram struct {
 	// Count is the number of durations recorded: the sum of Buckets.
 	Count uint64
@@ -53,11 +48,8 @@ func (h Histogram) Mean() time.Duration {
 	return h.Sum / time.Duration(h.Count)
 }
 
-// Quantile returns an upper bound of the q-quantile (q in [0, 1]; 0.99 is
-// the 99th percentile): the upper bound of the bucket that holds it. A
-// quantile in the last, unbounded bucket is reported as the largest finite
-// bound (about 16.8 s). Quantile returns zero when nothing was recorded; q
-// is clamped to [0, 1], and NaN counts as 0.
+// Quantile returns the upper bound of the bucket holding the q-quantile,
+// at most about 16.8 s, or zero when empty. q is clamped to [0, 1].
 func (h Histogram) Quantile(q float64) time.Duration {
 	var total uint64
 	for _, count := range h.Buckets {
@@ -82,37 +74,31 @@ func (h Histogram) Quantile(q float64) time.Duration {
 	return histogramFirstBound << (HistogramBuckets - 2)
 }
 
-// Stats holds a Client's counters and latency histograms since it was
-// created. It is a plain value, taken by Client.Stats; the fields of one
-// Stats are read one at a time, so while operations run, they may disagree
-// by the operations in flight. The module
-// github.com/lockmux/lockmux/contrib/prometheus exports them.
+// Stats holds a Client's counters and latency histograms since New. Its
+// fields are read one at a time, so they may disagree by the operations
+// in flight.
 type Stats struct {
-	// LockAttempts counts acquisition attempts (rounds), and Acquired and
-	// NotAcquired their results.
+	// LockAttempts counts acquisition attempts, Acquired and NotAcquired
+	// their results.
 	LockAttempts, Acquired, NotAcquired uint64
 	// Released counts releases confirmed on a quorum, and ReleaseLost
 	// releases that found the hold gone.
 	Released, ReleaseLost uint64
-	// Extended counts successful extensions, explicit or automatic, and
-	// ExtendFailed the failed ones.
+	// Extended and ExtendFailed count extensions, explicit or automatic.
 	Extended, ExtendFailed uint64
 	// Lost counts holds that ended before their release.
 	Lost uint64
-	// NodeErrors counts node failures in rounds (errors, timeouts, commands
-	// not sent); NodeTimeouts counts the timeouts among them.
+	// NodeErrors counts node failures in rounds; NodeTimeouts the timeouts
+	// among them.
 	NodeErrors, NodeTimeouts uint64
-	// Quarantined counts the confirmations that did not count because
-	// their node was quarantined (Options.Quarantine).
+	// Quarantined counts confirmations of quarantined nodes.
 	Quarantined uint64
-	// Acquire, Release and Extend are the latencies of the acquisition
-	// attempts (successful or not), releases and extension attempts.
+	// Acquire, Release and Extend are the latencies of those attempts.
 	Acquire, Release, Extend Histogram
 }
 
-// histogramRecorder records durations into the project's latency
-// histogram, whose levels are a Histogram's buckets. It is safe for
-// concurrent use.
+// histogramRecorder records durations into a Histogram's buckets. It is
+// safe for concurrent use.
 type histogramRecorder struct {
 	latency latency.Histogram
 }
@@ -132,9 +118,8 @@ func (h *histogramRecorder) snapshot() Histogram {
 	return out
 }
 
-// statsRecorder collects a Client's Stats with atomic counters. Its record
-// methods do not allocate. It is safe for concurrent use; its zero value is
-// ready.
+// statsRecorder collects a Client's Stats without allocating. It is safe
+// for concurrent use; its zero value is ready.
 type statsRecorder struct {
 	lockAttempts atomic.Uint64
 	acquired     atomic.Uint64
@@ -164,8 +149,7 @@ func (s *statsRecorder) recordAcquire(elapsed time.Duration, acquired bool) {
 	s.acquire.record(elapsed)
 }
 
-// recordRelease records a release that took elapsed; released is false when
-// the hold was found gone.
+// recordRelease records a release; released is false for a hold gone.
 func (s *statsRecorder) recordRelease(elapsed time.Duration, released bool) {
 	if released {
 		s.released.Add(1)
@@ -190,9 +174,7 @@ func (s *statsRecorder) recordLost() {
 	s.lost.Add(1)
 }
 
-// recordNodeError records a node's failure with the given outcome; a
-// timeout is counted as a node error and as a timeout, a quarantined
-// node's confirmation apart.
+// recordNodeError records a node's failure with the given outcome.
 func (s *statsRecorder) recordNodeError(outcome Outcome) {
 	if outcome == OutcomeQuarantined {
 		s.quarantined.Add(1) // the node answered: not a failure
