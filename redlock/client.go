@@ -151,9 +151,9 @@ func (c *Client) NewMutex(key string, options MutexOptions) *Mutex {
 }
 
 // Do locks key, runs fn under the renewed lock (AutoExtend is implied),
-// and unlocks, even if fn panics. fn's context is cancelled with a cause
-// matching ErrLockLost if the hold is lost. Do returns the lock's error,
-// or fn's joined with the unlock's.
+// and unlocks, even if fn panics (the panic goes on). fn's context is
+// cancelled with a cause matching ErrLockLost if the hold is lost. Do
+// returns the lock's error, or fn's joined with the unlock's.
 func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn func(ctx context.Context) error) error {
 	options.AutoExtend = true
 	m := c.NewMutex(key, options)

@@ -12,9 +12,8 @@ import (
 // epochKey is the key of a node's epoch marker, which the doctor shares.
 const epochKey = quarantine.EpochKey
 
-// newQuarantine returns a quarantine of c's nodes (Options.Quarantine).
-// With watch, it arms the markers on the subscription connections when
-// the nodes may speak RESP3.
+// newQuarantine returns a quarantine of c's nodes; with watch, it arms
+// the markers on RESP3 subscription connections.
 func (c *Client) newQuarantine(watch bool) *quarantine.Quarantine {
 	config := quarantine.Config{
 		Group: c.group, Nodes: len(c.dialAddresses), Need: c.need, Clock: c.options.clock,
@@ -28,8 +27,7 @@ func (c *Client) newQuarantine(watch bool) *quarantine.Quarantine {
 	return quarantine.New(config)
 }
 
-// armMarker runs arm, a quarantine's arming of a node's epoch marker, on a
-// goroutine of the watcher's, unless the Client is closing.
+// armMarker runs arm on a watcher goroutine, unless the Client is closing.
 func (w *watcher) armMarker(arm func(ctx context.Context, subscriber *mux.Subscriber)) {
 	c := w.client
 	c.notifier.StartTracking()
@@ -48,14 +46,9 @@ func (w *watcher) armMarker(arm func(ctx context.Context, subscriber *mux.Subscr
 }
 
 // TrustNodes states that the nodes are new, or kept every key they ever
-// held: servers started empty for this Client, never used by a lock
-// before. It writes each node's epoch marker as if it were as old as the
-// node, so that Options.Quarantine does not keep them out of the locks.
-// It is the operator's statement, and a false one breaks the exclusion: a
-// node that lost keys of live holds, trusted, can give the same lock to a
-// second client. The next restart, failover or flush of a node is
-// quarantined again. It returns an error naming the nodes that could not
-// be reached.
+// held, so the quarantine lets them vote at once. A false statement breaks
+// the exclusion (docs/operations.md). It returns an error naming the nodes
+// not reached.
 func (c *Client) TrustNodes(ctx context.Context) error {
 	if err := c.usable(); err != nil {
 		return err

@@ -27,7 +27,7 @@
 //
 // # Words
 //
-// One name per idea, in every package of the module:
+// One name per idea, in every package of the module.
 //   - node: one of a Client's N independent Redis endpoints: a server, a
 //     Sentinel master, or a Redis Cluster (a Cluster member).
 //   - server: one redis-server process; a Cluster node has many.
@@ -56,8 +56,8 @@
 // # Safety
 //
 // A lock is a lease that ends after its TTL. Redlock keeps mutual
-// exclusion only if clocks run at about the same rate
-// (Options.DriftFactor), nodes keep acknowledged keys (appendfsync always,
-// or Options.Quarantine), and no holder pauses beyond its validity.
+// exclusion under three conditions. Clocks run at about the same rate
+// (Options.DriftFactor). Nodes keep acknowledged keys (appendfsync always,
+// or Options.Quarantine). No holder pauses beyond its validity.
 // MutexOptions.Fencing lets the resource refuse stale writers.
 package redlock

@@ -17,16 +17,13 @@ type Leader struct {
 	Value string
 	// Term is the leader's term, its hold's fence.
 	Term int64
-	// TTL is how long the leader's key had left on a quorum of the nodes
-	// when they answered, unless renewed.
+	// TTL is how long the leader's key had left on a quorum.
 	TTL time.Duration
-	// token is the leader's hold's token: it tells two leaderships apart
-	// while the term of the second is not yet committed.
+	// token tells two leaderships apart before the second term commits.
 	token string
 }
 
-// nodeView is what one node answered to the read of an election's keys
-// (watchLua over the lock key and its fencing counter).
+// nodeView is one node's answer to the read of an election's keys.
 type nodeView struct {
 	answered bool
 	value    []byte        // the lock key's value, nil when missing
@@ -34,9 +31,7 @@ type nodeView struct {
 	counter  int64         // the fencing counter, 0 when missing
 }
 
-// readView reads reply, an answer of watchLua over the lock key and its
-// counter. A reply of another shape, or a counter that is not a decimal
-// number, counts as no answer.
+// readView reads watchLua's reply; a malformed one counts as no answer.
 func readView(reply resp.Value) nodeView {
 	if reply.Type != resp.TypeArray || len(reply.Elems) != 4 {
 		return nodeView{}
@@ -56,10 +51,8 @@ func readView(reply resp.Value) nodeView {
 	return view
 }
 
-// leaderOf returns the leader that a quorum of views shows: the value that
-// need nodes hold, with the largest counter among them as its term (a
-// node holding it saw no later commit), and the shortest TTL of the
-// quorum as its expiry. It reports false when no value has a quorum.
+// leaderOf returns the value need views hold, with their largest counter
+// as its term and a quorum's TTL. It reports false without a quorum.
 func leaderOf(views []nodeView, need int) (Leader, bool) {
 	for i, view := range views {
 		if view.value == nil {
@@ -84,11 +77,10 @@ func leaderOf(views []nodeView, need int) (Leader, bool) {
 	return Leader{}, false
 }
 
-// Leader returns who leads the election, as a quorum of nodes answers: the
-// value a quorum holds, and its term. It fails with ErrNoLeader when no
-// candidate leads, and with a *QuorumError when too few nodes answered
-// within Options.NodeTimeout. The term of a leader whose Campaign has not
-// returned yet may be its predecessor's until its fence is committed.
+// Leader returns who leads the election on a quorum, and its term. It
+// fails with ErrNoLeader when nobody leads, and with a *QuorumError when
+// too few nodes answered. A new leader's term may show its predecessor's
+// until committed.
 func (e *Election) Leader(ctx context.Context) (Leader, error) {
 	c := e.client
 	if err := c.usable(); err != nil {
@@ -114,8 +106,7 @@ func (e *Election) Leader(ctx context.Context) (Leader, error) {
 	return Leader{}, fmt.Errorf("redlock: election %q: %w", e.name, ErrNoLeader)
 }
 
-// read reads the election's lock key and counter on every node at once,
-// and returns each node's answer, waiting at most Options.NodeTimeout.
+// read reads the election's keys on every node at once.
 func (e *Election) read(ctx context.Context) ([]nodeView, error) {
 	c := e.client
 	round := c.group.NewRound()

@@ -13,8 +13,8 @@ import (
 const observationPolls = 10
 
 // Observe returns a channel that delivers the election's leader, then each
-// new one in the order of their terms, until ctx ends or the Client is
-// closed; then it is closed. It reads the nodes when they report a change,
+// new one in the order of their terms. It is closed when ctx ends or the
+// Client is closed. It reads the nodes when they report a change,
 // or ten times per TTL without reports (docs/election.md). A slow reader
 // holds the next delivery back.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
@@ -137,7 +137,7 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 	defer stop()
 	views := make([]nodeView, c.group.Len())
 	tag := w.newWriteTag()
-	// A key has one arming per node: while a renewed hold watches the lock
+	// A key has one arming per node. While a renewed hold watches the lock
 	// key, arm the counter alone and ride on the hold's arming.
 	keys := o.keys
 	withLockKey := !w.watches(e.name)

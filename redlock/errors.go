@@ -24,9 +24,9 @@ var (
 	// and by the Locks waiting when it closed.
 	ErrClosed = errors.New("redlock: client closed")
 
-	// ErrReleaseUnconfirmed is matched by a node error for a release
-	// carried on after Unlock that no node reply confirmed, and by Close's
-	// error when there was one (docs/errors.md). That key ends with its TTL.
+	// ErrReleaseUnconfirmed is matched by the node error of a release that
+	// a node never confirmed after Unlock returned, and by Close's error
+	// when one was left. That key ends with its TTL (docs/errors.md).
 	ErrReleaseUnconfirmed = errors.New("redlock: release not confirmed by a node")
 
 	// ErrQuorumUnreachable is matched when too many nodes failed for a
@@ -35,9 +35,9 @@ var (
 	ErrQuorumUnreachable = errors.New("redlock: quorum unreachable")
 
 	// ErrNodeUnreachable is matched by a node's error when the transport
-	// failed it: no connection, no reply in time (also matching
-	// os.ErrDeadlineExceeded), or a broken connection. A node's error
-	// reply does not match it.
+	// failed it: no connection, no reply in time, or a broken connection.
+	// A timeout also matches os.ErrDeadlineExceeded. A node's error reply
+	// does not match it.
 	ErrNodeUnreachable = errors.New("redlock: node unreachable")
 
 	// ErrInvalidOptions is wrapped by option validation errors, which name
@@ -55,8 +55,8 @@ var (
 	// count because it may have lost keys (Options.Quarantine).
 	ErrQuarantined = errors.New("redlock: node quarantined")
 
-	// ErrWouldDeadlock is returned by an RWMutex's Lock and TryLock while
-	// it holds a read hold, and by RLock and TryRLock while it holds the
+	// ErrWouldDeadlock is returned by an RWMutex's write lock calls while
+	// it holds a read hold, and by its read lock calls while it holds the
 	// write hold. To upgrade, RUnlock and then Lock.
 	ErrWouldDeadlock = errors.New("redlock: the read/write lock's own hold would refuse this call")
 

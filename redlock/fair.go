@@ -9,36 +9,27 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
-// waiterIDLength is the length of a fair lock's waiter identity: 16
-// hexadecimal digits of a random 64-bit number, drawn by each Lock that
-// joins the line.
+// waiterIDLength is the length of a fair waiter's random hexadecimal id.
 const waiterIDLength = waiting.WaiterIDLength
 
-// fairLine is what a fair Mutex's Lock keeps while it waits in line: its
-// identity and the heartbeat's TTL, the extra arguments of its attempts.
-// It belongs to the goroutine that has the turn.
+// fairLine is a fair Lock's place in line, owned by the goroutine that
+// has the turn.
 type fairLine struct {
 	id        [waiterIDLength]byte
 	heartbeat []byte // the heartbeat's TTL in milliseconds, in decimal
 	extras    [2][]byte
 }
 
-// heartbeat returns the TTL of a fair lock's waiter's heartbeat: until its
-// next attempt is certainly due, as a Lock that waits sleeps at most
-// notificationFallback retry delays, and its rounds a node timeout each.
+// heartbeat returns a fair waiter's heartbeat TTL: until its next attempt
+// is certainly due.
 func (m *Mutex) heartbeat() time.Duration {
 	return notificationFallback*m.options.RetryDelayMax + 2*m.client.options.NodeTimeout
 }
 
-// joinLine puts the waiter of a fair Mutex's Lock in line, in two rounds,
-// as a fence is taken: the ticket is one above the largest counter a
-// quorum of nodes has, and it is written, with the waiter, to every node.
-// A waiter whose entry finished before another's began has the smaller
-// ticket: the two quorums share a node. Its later attempts then carry its
-// identity. It reports whether a quorum took the waiter; one that did not
-// joins again after its next failed attempt. It fails when the nodes that
-// refused a round by their configuration (an ACL without a command the
-// scripts call) leave no quorum: retrying cannot fix that.
+// joinLine puts a fair Lock's waiter in line in two rounds, as a fence is
+// taken, so an earlier entry has the smaller ticket. It reports whether a
+// quorum took the waiter, and fails when configuration refusals leave no
+// quorum.
 func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 	c := m.client
 	a := &m.acquisition
@@ -72,9 +63,8 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 	return true, nil
 }
 
-// lineRefused returns the error of a round of joinLine that failed, when
-// the nodes that refused it by their configuration leave no quorum; nil
-// otherwise.
+// lineRefused returns a joinLine round's error when configuration
+// refusals leave no quorum.
 func (m *Mutex) lineRefused() error {
 	tally := &m.acquisitionRound().tally
 	if !tally.refusedByConfiguration() {
@@ -83,9 +73,7 @@ func (m *Mutex) lineRefused() error {
 	return tally.quorumError(m.key, m.client.addresses, 0)
 }
 
-// leaveLine takes the waiter out of line on every node, without waiting:
-// a Lock that gave up, or that lost its place and joins again. Its
-// heartbeat would end its place anyway.
+// leaveLine takes the waiter out of line on every node, without waiting.
 func (m *Mutex) leaveLine(line *fairLine) {
 	a := &m.acquisition
 	a.extras = nil

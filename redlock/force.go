@@ -6,13 +6,9 @@ import (
 )
 
 // ForceRelease deletes the lock key on every node, whoever holds it, and
-// announces the release to waiting Locks. It is for a holder that is gone
-// and a TTL too long to wait for; a key without a TTL is released too.
-// It returns the number of nodes that had the key, and an error when a
-// node did not answer: the key may remain there. A live holder learns of
-// it only when it next speaks to the nodes: see docs/operations.md. The
-// fencing counters are kept. Only the key itself is released: a
-// semaphore's permits, a read/write lock's readers and a fair line are not.
+// wakes waiting Locks; fencing counters stay (docs/operations.md). It
+// returns how many nodes had the key, and an error when a node did not
+// answer: the key may remain there.
 func (c *Client) ForceRelease(ctx context.Context, key string) (int, error) {
 	if err := c.usable(); err != nil {
 		return 0, err

@@ -1,11 +1,8 @@
 package redlock
 
-// Observers returns an Observer that tells each of observers, in order, of
-// every event, so that a Client can feed logs and metrics at once through
-// Options.Observer. Nil observers are skipped, and an observer made by
-// Observers is flattened into the new one. Observers returns nil when no
-// observer is left, which costs nothing, and the observer itself when one
-// is left. Passing an event on allocates nothing.
+// Observers returns an Observer that tells each of observers of every
+// event, in order, without allocating. Nil observers are skipped; it
+// returns nil when none is left, and the observer itself when one is.
 func Observers(observers ...Observer) Observer {
 	var list observerList
 	for _, observer := range observers {
@@ -26,8 +23,7 @@ func Observers(observers ...Observer) Observer {
 	return list
 }
 
-// observerList is the Observer made by Observers: each event goes to each
-// observer of the list, in order. It is never changed once made.
+// observerList is the Observer made by Observers; it is never changed.
 type observerList []Observer
 
 // OnAcquire tells each observer.

@@ -58,8 +58,8 @@ const (
 	DefaultMaxHold = time.Hour
 )
 
-// nodeTimeoutsPerTTL is the least TTL of a renewed hold, in node timeouts:
-// a renewal due at a third of the TTL must finish before the hold's end,
+// nodeTimeoutsPerTTL is the least TTL of a renewed hold, in node timeouts.
+// A renewal due at a third of the TTL must finish before the hold ends,
 // two node timeouts before its validity (docs/renewal.md).
 const nodeTimeoutsPerTTL = 5
 
@@ -91,8 +91,8 @@ type Options struct {
 
 	// RetryDelayMin and RetryDelayMax bound the random delay a blocked
 	// Lock waits between attempts (docs/waiting.md). Zero means 10 ms and
-	// 60 ms; a lone bound set across a default moves it too. Negative
-	// values, or a minimum above the maximum, are invalid.
+	// 60 ms; a zero bound never crosses the other. Negative values, or a
+	// minimum above the maximum, are invalid.
 	RetryDelayMin, RetryDelayMax time.Duration
 
 	// Quarantine keeps a node that may have lost keys (a restart, a
@@ -146,8 +146,8 @@ type MutexOptions struct {
 	MaxTries int
 
 	// AutoExtend renews the hold every third of the TTL until it is
-	// released, lost, or has lasted MaxHold; Done closes two node timeouts
-	// before an unrenewed validity ends. Off by default; Client.Do implies
+	// released, lost, or has lasted MaxHold. Done then closes two node
+	// timeouts before the validity ends. Off by default; Client.Do implies
 	// it (docs/renewal.md).
 	AutoExtend bool
 

@@ -5,19 +5,11 @@ import (
 	"time"
 )
 
-// attemptOneOf runs one acquisition of whichever of the candidates a
-// quorum of nodes grants, in one round: each node sets the first of the
-// candidates' keys that is free there (acquirePermitScript); with
-// fencing, it reads that key's counter too, and the fence is committed in
-// a second round, as a Mutex's is. The caller has the turn of every
-// candidate; m, the first, carries the round, whose keys are keys (and
-// fences, the counters' keys, with fencing). It returns the candidate
-// won, held, with the hold's generation, which the caller checks as
-// tryLock does (see Mutex.tried); or nil, with errAttemptFailed and the
-// details in m's acquisition round's tally, or an error retrying cannot
-// fix. Either way the keys set on the nodes that did not confirm the
-// candidate won, or confirmed another, are released in the same go,
-// without waiting for the replies.
+// attemptOneOf acquires whichever candidate a quorum grants, in one round:
+// each node sets the first free key. The caller has every candidate's
+// turn; m, the first, carries the round. It returns the candidate won and
+// its generation, or nil with errAttemptFailed (details in m's tally) or
+// an error retrying cannot fix. Stray keys are released without waiting.
 func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fences []string) (*Mutex, time.Duration, uint64, error) {
 	c := m.client
 	a := &m.acquisition
@@ -86,10 +78,8 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	return nil, elapsed, 0, err
 }
 
-// adopt makes the acquisition round of attemptOneOf, counted by tally, the
-// Mutex's own: the Mutex won, as the candidate chosen, with token. The
-// nodes that confirmed another candidate count as having refused it,
-// which they did: they found it held. The caller has the Mutex's turn.
+// adopt makes attemptOneOf's round the won Mutex's own; nodes that
+// confirmed another candidate count as refusals. The caller has the turn.
 func (m *Mutex) adopt(tally *tally, chosen int64, token []byte) {
 	a := &m.acquisition
 	own := &m.acquisitionRound().tally
@@ -106,12 +96,9 @@ func (m *Mutex) adopt(tally *tally, chosen int64, token []byte) {
 	own.recount()
 }
 
-// releaseCandidates sends, after a round of attemptOneOf over keys, the
-// release of the keys that hold the token but the one kept (at position
-// chosen, noChoice for none) to every node that may have set one, without
-// waiting for the replies (see releaseSet). A node sets one key at most:
-// one that has not answered may have set the key kept, which stays, or
-// another, which goes. It removes the key kept from keys.
+// releaseCandidates releases every key but the one at chosen (noChoice for
+// none) on the nodes that may have set one, without waiting. It removes
+// the kept key from keys.
 func (m *Mutex) releaseCandidates(keys []string, chosen int64) {
 	if chosen != noChoice {
 		keys = append(keys[:chosen], keys[chosen+1:]...)

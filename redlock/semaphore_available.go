@@ -14,13 +14,10 @@ import (
 // permitsFreeLua reads which slots of a Semaphore are free on a node.
 var permitsFreeLua = protocol.PermitsFree
 
-// Available returns how many permits could be won now: the slots that are
-// free on a quorum of nodes. It reads every slot on every node in one
-// round and writes nothing. It is a snapshot, and says nothing of the next
-// moment: TryAcquire is the way to take a permit. A node quarantined
-// (Options.Quarantine) does not count. It fails with an error matching
-// ErrQuorumUnreachable when fewer than a quorum of nodes answered, with
-// their errors, and with the context's error when ctx ended first.
+// Available returns how many permits are free on a quorum of nodes now,
+// in one round that writes nothing; quarantined nodes do not count. It
+// fails with ErrQuorumUnreachable when too few nodes answered, or with
+// ctx's error.
 func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	if s.err != nil {
 		return 0, s.err
@@ -55,8 +52,7 @@ func (s *Semaphore) Available(ctx context.Context) (int, error) {
 	return available, nil
 }
 
-// freeSlots counts, per slot, the nodes where it is free, from the
-// replies of permitsFreeScript.
+// freeSlots counts, per slot, the nodes where it is free.
 type freeSlots struct {
 	free       []int
 	answered   int

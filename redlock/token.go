@@ -8,8 +8,7 @@ import (
 // tokenRandomBytes is the number of random bytes in a generated token.
 const tokenRandomBytes = 20
 
-// tokenLength is the length of a generated token: its random bytes in
-// hexadecimal.
+// tokenLength is the length of a generated token, in hexadecimal.
 const tokenLength = 2 * tokenRandomBytes
 
 // maxTokenLength is the longest token that MutexOptions.Token accepts.
@@ -20,13 +19,11 @@ const maxMetadataLength = 256
 
 const hexDigits = "0123456789abcdef"
 
-// newToken fills dst with a new token: 20 bytes from crypto/rand written as
-// 40 lowercase hexadecimal characters. It does not allocate.
+// newToken fills dst with 20 bytes from crypto/rand in lowercase
+// hexadecimal. It does not allocate.
 func newToken(dst *[tokenLength]byte) error {
-	// Read the random bytes into the second half of dst and expand them in
-	// place from the front. The digits of byte i go to dst[2i] and dst[2i+1],
-	// before dst[20+i+1] where the next unread byte lies, and byte i itself is
-	// read before its digits are written.
+	// Expand the random bytes in place from the second half: byte i's
+	// digits go to dst[2i:2i+2], never past the next unread byte.
 	random := dst[tokenLength-tokenRandomBytes:]
 	if _, err := rand.Read(random); err != nil {
 		return fmt.Errorf("redlock: generate token: %w", err)
@@ -39,9 +36,8 @@ func newToken(dst *[tokenLength]byte) error {
 	return nil
 }
 
-// validToken reports whether token can be used as a lock's value: 1 to
-// maxTokenLength bytes, each a printable ASCII character other than space.
-// Generated tokens always qualify.
+// validToken reports whether token is 1 to maxTokenLength bytes of
+// printable ASCII other than space.
 func validToken(token string) bool {
 	if len(token) == 0 || len(token) > maxTokenLength {
 		return false
@@ -54,9 +50,8 @@ func validToken(token string) bool {
 	return true
 }
 
-// validMetadata reports whether metadata can follow a token in a lock's
-// value: at most maxMetadataLength bytes, each a printable ASCII
-// character or a space.
+// validMetadata reports whether metadata is at most maxMetadataLength
+// bytes of printable ASCII, spaces included.
 func validMetadata(metadata string) bool {
 	if len(metadata) > maxMetadataLength {
 		return false
@@ -69,9 +64,8 @@ func validMetadata(metadata string) bool {
 	return true
 }
 
-// splitValue returns the token and the metadata of a lock key's value:
-// what comes before its first space, and what comes after it. A token
-// holds no space.
+// splitValue returns the token and metadata of a lock key's value, split
+// at its first space.
 func splitValue(value []byte) (token, metadata []byte) {
 	for i, c := range value {
 		if c == ' ' {
@@ -81,8 +75,7 @@ func splitValue(value []byte) (token, metadata []byte) {
 	return value, nil
 }
 
-// valueLength is the length of the lock keys' value of a Mutex's holds:
-// its token, and a space and the metadata with MutexOptions.Metadata.
+// valueLength is the length of a Mutex's lock keys' value.
 func valueLength(options MutexOptions) int {
 	length := tokenLength
 	if options.Token != "" {
