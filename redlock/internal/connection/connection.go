@@ -10,8 +10,7 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
-// Options are the fields of redlock.Options that configure the
-// connections to the nodes, under the same names.
+// Options are redlock.Options' connection fields, under the same names.
 type Options struct {
 	Username    string
 	Password    string
@@ -41,8 +40,7 @@ func CheckDialTimeout(dialTimeout time.Duration) error {
 	return nil
 }
 
-// CheckProtocol refuses a protocol other than mux.ProtocolAuto,
-// mux.ProtocolRESP2 and mux.ProtocolRESP3.
+// CheckProtocol refuses an unknown protocol.
 func CheckProtocol(protocol mux.Protocol) error {
 	if protocol != mux.ProtocolAuto && protocol != mux.ProtocolRESP2 && protocol != mux.ProtocolRESP3 {
 		return fmt.Errorf("Options.Protocol %v is not 0, 2 or 3", protocol)
@@ -50,8 +48,7 @@ func CheckProtocol(protocol mux.Protocol) error {
 	return nil
 }
 
-// CheckClientName refuses a client name that holds a space or a character
-// that is not printable ASCII, as CLIENT SETNAME does.
+// CheckClientName refuses a name CLIENT SETNAME would refuse.
 func CheckClientName(clientName string) error {
 	for i := 0; i < len(clientName); i++ {
 		if clientName[i] <= ' ' || clientName[i] > '~' {
@@ -61,9 +58,7 @@ func CheckClientName(clientName string) error {
 	return nil
 }
 
-// Group returns the mux.Options of the connections, a zero DialTimeout
-// or ClientName taking its default. It does not check the fields (see
-// Check).
+// Group returns the connections' mux.Options with defaults, unchecked.
 func (o Options) Group() mux.Options {
 	return mux.Options{
 		Username:    o.Username,

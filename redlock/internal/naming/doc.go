@@ -1,12 +1,9 @@
-// Package naming holds the names that lockmux writes on the nodes and that
-// more than one package must spell alike: redlock, which writes them, and
-// the operations tools under it (doctor, inspect), which read them or tell
-// a user how to allow them. Each name is defined here and nowhere else.
+// Package naming holds the names that lockmux writes on the nodes, which
+// redlock, doctor and inspect must spell alike.
 //
 // # Concurrency
 //
-// It holds constants, and functions that only build names from their
-// arguments: all are safe for concurrent use.
+// All is safe for concurrent use.
 //
 // # Errors
 //

@@ -1,6 +1,6 @@
 // Package protocol holds what a lock says to a node: the Lua scripts
-// (scripts/*.lua, each documented in its own header) and the readers of
-// their replies. It does no I/O and keeps no state.
+// (scripts/*.lua, documented in their headers) and their reply readers.
+// It does no I/O and keeps no state.
 //
 // # Concurrency
 //
@@ -8,6 +8,6 @@
 //
 // # Errors
 //
-// A reader reports a reply its script never gives by ok = false;
-// IsFenceError tells a fencing script's refusal of a counter.
+// A reader reports an impossible reply by ok = false. IsFenceError tells
+// a fencing script's refusal of a counter.
 package protocol

@@ -7,8 +7,8 @@ import (
 	"github.com/lockmux/lockmux/resp"
 )
 
-// Outcome is what a node's reply says of the keys. Its values are
-// redlock.Outcome's first three.
+// Outcome is what a node's reply says of the keys: redlock.Outcome's first
+// three values.
 type Outcome uint8
 
 const (
@@ -23,9 +23,8 @@ func IsFenceError(reply resp.Value) bool {
 	return string(resp.ErrorCode(reply.Str)) == FenceErrorCode
 }
 
-// ReadAcquire reads an acquisition: OK; or nil, from SET NX, for a key
-// that exists; or, from the scripts, the remaining TTL of the keys that
-// exist.
+// ReadAcquire reads an acquisition: OK, or a refusal (nil from SET NX, or
+// the remaining TTL).
 func ReadAcquire(reply resp.Value, _ int) (Outcome, int64, bool) {
 	switch {
 	case reply.IsOK():
@@ -57,9 +56,7 @@ func ReadAcquireFair(reply resp.Value, keys int) (Outcome, int64, bool) {
 	return ReadAcquire(reply, keys)
 }
 
-// ReadAcquireFairFenced reads AcquireFair with fencing as
-// ReadAcquireFenced does, and its refusal of a waiter that is not in the
-// node's line (RefusalOutOfLine).
+// ReadAcquireFairFenced is ReadAcquireFair with fencing.
 func ReadAcquireFairFenced(reply resp.Value, keys int) (Outcome, int64, bool) {
 	if reply.Type == resp.TypeInteger && reply.Int == RefusalOutOfLine {
 		return Held, RefusalOutOfLine, true
@@ -67,9 +64,8 @@ func ReadAcquireFairFenced(reply resp.Value, keys int) (Outcome, int64, bool) {
 	return ReadAcquireFenced(reply, keys)
 }
 
-// ReadAcquirePermit reads AcquirePermit and
-// AcquirePermitFenced: the position of the candidate the node set
-// and, after a space, its counter; or how long the node will refuse.
+// ReadAcquirePermit reads AcquirePermit and AcquirePermitFenced: the
+// position of the key set, then its counter; or the refusal.
 func ReadAcquirePermit(reply resp.Value, candidates int) (outcome Outcome, counter, position int64, ok bool) {
 	if reply.Type != resp.TypeBulkString || reply.Null {
 		outcome, refusal, ok := readRefusal(reply)
@@ -88,19 +84,15 @@ func ReadAcquirePermit(reply resp.Value, candidates int) (outcome Outcome, count
 	return Confirmed, counter, position, true
 }
 
-// RefusalUnknown is the number of a refused acquisition when the node
-// cannot tell how long it will refuse: a key without a TTL, or SET NX,
-// which does not say.
+// RefusalUnknown is a refusal of unknown length: a key without a TTL, or
+// SET NX.
 const RefusalUnknown = -1
 
-// RefusalOutOfLine is the number of a fair lock's waiter's acquisition
-// that a node refused because the waiter is not in its line: its
-// heartbeat lapsed there, or the node served it in an attempt that
-// failed. It tells no time, as RefusalUnknown does.
+// RefusalOutOfLine is a fair lock's refusal of a waiter not in the node's
+// line. Its heartbeat lapsed, or it was served in a failed attempt.
 const RefusalOutOfLine = -2
 
-// readRefusal reads the refusal of an acquisition script: how long the
-// node will refuse, in milliseconds, or RefusalUnknown.
+// readRefusal reads a refusal in milliseconds, or RefusalUnknown.
 func readRefusal(reply resp.Value) (Outcome, int64, bool) {
 	if reply.Type == resp.TypeInteger && reply.Int >= RefusalUnknown {
 		return Held, reply.Int, true
@@ -121,9 +113,7 @@ func ReadCommitFence(reply resp.Value, _ int) (Outcome, int64, bool) {
 	return 0, 0, false
 }
 
-// ReadRelease reads Release: the node released the hold when it
-// deleted every key; part of a multi-key hold, or none of it, was still
-// ours otherwise.
+// ReadRelease reads Release: confirmed when the node deleted every key.
 func ReadRelease(reply resp.Value, keys int) (Outcome, int64, bool) {
 	switch {
 	case reply.Type != resp.TypeInteger || reply.Int < 0 || reply.Int > int64(keys):
@@ -149,8 +139,7 @@ func ReadExtend(reply resp.Value, _ int) (Outcome, int64, bool) {
 	return 0, 0, false
 }
 
-// ReadRepair reads Repair, whose replies are not awaited: they are
-// read only if a round gathers them anyway.
+// ReadRepair reads Repair, when a round gathers its reply anyway.
 func ReadRepair(reply resp.Value, _ int) (Outcome, int64, bool) {
 	if reply.Type == resp.TypeInteger {
 		switch reply.Int {
@@ -189,8 +178,7 @@ func ReadTicket(reply resp.Value, _ int) (Outcome, int64, bool) {
 	return 0, 0, false
 }
 
-// ReadOne reads the scripts of a fair lock's queue that answer 1 when
-// they did what they were asked, 0 when there was nothing to do.
+// ReadOne reads a fair queue script's 1 (done) or 0 (nothing to do).
 func ReadOne(reply resp.Value, _ int) (Outcome, int64, bool) {
 	if reply.Type == resp.TypeInteger && (reply.Int == 0 || reply.Int == 1) {
 		return Confirmed, reply.Int, true
@@ -198,10 +186,8 @@ func ReadOne(reply resp.Value, _ int) (Outcome, int64, bool) {
 	return 0, 0, false
 }
 
-// ParseCounter parses a fencing counter as AcquireFenced returns it:
-// a decimal integer without sign or leading zeros, from 0 to
-// math.MaxInt64−1, so that the next fence fits an int64. It does not
-// allocate.
+// ParseCounter parses a fencing counter: a decimal integer without sign or
+// leading zeros, from 0 to math.MaxInt64−1. It does not allocate.
 func ParseCounter(text []byte) (int64, bool) {
 	if len(text) == 0 || len(text) > 19 || (text[0] == '0' && len(text) > 1) {
 		return 0, false

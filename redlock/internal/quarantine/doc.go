@@ -1,19 +1,12 @@
-// Package quarantine is the lock package's quarantine
-// (redlock.Options.Quarantine): it keeps out of the locks the votes of a
-// node that may have lost keys, until every hold it could have lost ends.
-//
-// A Quarantine holds one verdict per node, read from the node's epoch
-// marker (scripts/epoch.lua) by Verify, and judges each vote by the
-// reading of the marker that follows it (scripts/marker.lua, Judge). A
-// Redis Cluster node's masters each keep a marker of their own
-// (AskMasters); the doctor and the inspector read the markers too
-// (AgeScript, Youngest).
+// Package quarantine keeps out of the votes a node that may have lost keys,
+// until every hold it could have lost ends (redlock.Options.Quarantine).
+// Verify reads each node's epoch marker; Judge checks the reading that
+// follows each vote. A Cluster node's masters keep a marker each.
 //
 // # Concurrency
 //
-// A Quarantine is safe for concurrent use. Its verdicts are atomics, read
-// by every vote without a lock; one mutex lets one verification or Trust
-// run at a time.
+// A Quarantine is safe for concurrent use: votes read atomics, and one
+// mutex serialises Verify and Trust.
 //
 // # Errors
 //

@@ -9,8 +9,7 @@ import (
 )
 
 // AgeScript returns the age of the epoch marker KEYS[1] in milliseconds,
-// by the node's clock, or -1 when it is missing or was written by another
-// server process. It only reads.
+// or -1 when missing or foreign. It only reads.
 const AgeScript = `local marker = redis.call("GET", KEYS[1])
 if not marker then
   return -1
@@ -23,10 +22,8 @@ end
 local t = redis.call("TIME")
 return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(written)`
 
-// MasterMarkers returns the keys of the epoch markers of the masters of
-// node, a Redis Cluster: one per master, each routed to its master
-// (naming.ClusterEpochKey of a tag of Group.MasterTags); nil for a node
-// that is not a cluster.
+// MasterMarkers returns one epoch marker key per master of a Cluster node,
+// routed to it; nil for other nodes.
 func MasterMarkers(ctx context.Context, group *mux.Group, node int) ([]string, error) {
 	tags, err := group.MasterTags(ctx, node)
 	if err != nil || tags == nil {
@@ -39,11 +36,9 @@ func MasterMarkers(ctx context.Context, group *mux.Group, node int) ([]string, e
 	return markers, nil
 }
 
-// AskMasters sends script to every master of node, a Redis Cluster, at
-// once, with that master's marker (MasterMarkers) as its one key and
-// arguments after it, and returns one answered request per master
-// (mux.Request.Server names it). It returns nil for a node that is not a
-// cluster.
+// AskMasters sends script with each master's marker to every master of a
+// Cluster node at once. It returns one answered request per master, or
+// nil for other nodes.
 func AskMasters(ctx context.Context, group *mux.Group, node int, script string, arguments ...string) ([]*mux.Request, error) {
 	markers, err := MasterMarkers(ctx, group, node)
 	if err != nil || markers == nil {
@@ -59,10 +54,8 @@ func AskMasters(ctx context.Context, group *mux.Group, node int, script string, 
 	return requests, nil
 }
 
-// Youngest reads the replies of AskMasters with a script that answers a
-// marker's age in milliseconds: it returns the request of the youngest
-// marker, or, when a master answered anything but an age (-1 for a
-// missing marker, an error), the first such request and false.
+// Youngest returns the AskMasters request with the youngest marker age, or
+// the first that answered no age, and false.
 func Youngest(requests []*mux.Request) (*mux.Request, bool) {
 	var youngest *mux.Request
 	var youngestAge int64
@@ -78,9 +71,8 @@ func Youngest(requests []*mux.Request) (*mux.Request, bool) {
 	return youngest, youngest != nil
 }
 
-// Age reads a marker's age in milliseconds from the reply of AgeScript
-// (an integer) or of the epoch script (an array whose first element is
-// it). It reports false for any other reply.
+// Age reads a marker's age in milliseconds from AgeScript's or the epoch
+// script's reply; false for any other.
 func Age(reply resp.Value) (int64, bool) {
 	if reply.Type == resp.TypeArray && len(reply.Elems) > 0 {
 		reply = reply.Elems[0]

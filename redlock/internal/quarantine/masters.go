@@ -11,25 +11,20 @@ import (
 // masterVerdict is the verdict of one master of a Redis Cluster node.
 type masterVerdict struct {
 	until int64 // as quarantineNode.until
-	// marker is what MarkerScript answers on that master, with that master's
-	// marker, while it stays as its last reading left it (as
-	// quarantineNode.marker).
+	// marker is as quarantineNode.marker, on that master.
 	marker string
 }
 
-// masterReading is what the epoch script answered on one master of a
-// Redis Cluster node.
+// masterReading is the epoch script's answer on one Cluster master.
 type masterReading struct {
 	age    time.Duration
 	marker string // as masterVerdict.marker
 }
 
-// askMasters runs the epoch script with action on every master of node, a
-// Redis Cluster, each on a marker of its own. It answers as one node
-// would, with the age of the youngest marker, and gives each master's
-// reading by the address of the server that answered: a failover or a
-// flush of one master keeps that master's shard out. A master that does
-// not answer makes the node's verdict unknown.
+// askMasters runs the epoch script on every master of a Cluster node. It
+// answers as one node with the youngest marker's age. Each master's
+// reading is kept by address, so a failover keeps its shard alone out. A
+// master that does not answer makes the verdict unknown.
 func (q *Quarantine) askMasters(ctx context.Context, node int, action string) (resp.Value, map[string]masterReading, error) {
 	requests, err := AskMasters(ctx, q.config.Group, node, EpochScript.Source(), action, "")
 	if err != nil {

@@ -22,13 +22,11 @@ var epochSource string
 //go:embed scripts/marker.lua
 var markerSource string
 
-// EpochScript reads a node's epoch marker, and writes it when it is
-// missing or was written by another server process. It goes whole with
-// EVAL, once per connection.
+// EpochScript reads a node's epoch marker, writing it when missing or
+// foreign. It goes with EVAL, once per connection.
 var EpochScript = protocol.NewScript(epochSource)
 
-// MarkerScript reads a node's marker and replication ID after a vote, on
-// the same connection (Quarantine.Judge). It goes by its SHA1.
+// MarkerScript reads a node's marker and replication ID after a vote.
 var MarkerScript = protocol.NewScript(markerSource)
 
 // EpochKey is the key of a node's epoch marker. It has no TTL.
@@ -44,10 +42,8 @@ type Config struct {
 	DialTimeout time.Duration
 	NodeTimeout time.Duration
 
-	// Arm runs arm on a goroutine of the key watcher, with the
-	// subscription connections, unless the Client is closing. Nil when the
-	// markers are not watched (RESP2, or a Client that does not
-	// quarantine).
+	// Arm runs arm on a key watcher goroutine unless the Client is
+	// closing; nil when markers are not watched.
 	Arm func(arm func(ctx context.Context, subscriber *mux.Subscriber))
 
 	// The errors a Quarantine wraps: the Client's ErrQuarantined,
@@ -57,11 +53,9 @@ type Config struct {
 	UnexpectedReply error
 }
 
-// Quarantine keeps, per node, whether its votes count. A node that may
-// have lost keys (a restart, a promotion, a flush) votes in no lock until
-// its epoch marker is older than Config.Threshold by its own clock. A
-// node's verdict is unknown until its marker is read (Verify), and its
-// votes do not count meanwhile.
+// Quarantine keeps, per node, whether its votes count. They count once its
+// epoch marker is older than Config.Threshold by its own clock, and not
+// while its verdict is unknown (before Verify).
 type Quarantine struct {
 	config    Config
 	origin    time.Time // the Client's clock when it started: until counts from it
@@ -78,17 +72,14 @@ type Quarantine struct {
 type quarantineNode struct {
 	pending atomic.Bool  // its marker was not read since it connected
 	until   atomic.Int64 // the end of its quarantine, in nanoseconds from origin
-	// marker is what MarkerScript answers while the node's marker and
-	// replication ID stay as its last reading left them ("MARKER/REPLID",
-	// given by the epoch script): a vote counts only with that answer
-	// just after it (Judge).
+	// marker is MarkerScript's answer while the node is as last read
+	// ("MARKER/REPLID"); a vote counts only if followed by it (Judge).
 	marker atomic.Pointer[string]
 	// failure is why its last reading failed, when the node answered.
 	failure atomic.Pointer[error]
 	armed   atomic.Int64 // how many times WatchMarker armed its marker
-	// masters holds, for a Redis Cluster node, each master's verdict by
-	// its address (mux.Round.Server): a failover of one shard keeps that
-	// shard alone out. until is the latest.
+	// masters holds a Cluster node's verdicts by master address; until is
+	// the latest.
 	masters atomic.Pointer[map[string]masterVerdict]
 }
 
@@ -107,10 +98,9 @@ func New(config Config) *Quarantine {
 	return q
 }
 
-// Reconnected notes that node has a new connection to the server process
-// runID ("" when INFO was refused). A plain node keeps its verdict when
-// that process wrote the marker it was read from; otherwise the verdict
-// is unknown until the marker is read again.
+// Reconnected notes node's new connection to process runID ("" when INFO
+// was refused). A plain node keeps its verdict if that process wrote its
+// marker; otherwise the verdict is unknown.
 func (q *Quarantine) Reconnected(node int, runID string) {
 	n := &q.nodes[node]
 	if read := n.marker.Load(); runID != "" && read != nil && !n.pending.Load() &&
@@ -120,18 +110,16 @@ func (q *Quarantine) Reconnected(node int, runID string) {
 	q.Connected(node)
 }
 
-// Connected notes that node's verdict is unknown until its marker is read
-// again.
+// Connected makes node's verdict unknown until its marker is read again.
 func (q *Quarantine) Connected(node int) {
 	if !q.nodes[node].pending.Swap(true) {
 		q.pending.Add(1)
 	}
 }
 
-// Excludes reports whether node's votes do not count now, and for how
-// long more (0 when its verdict is unknown). server is the vote's server
-// (mux.Round.Server): a cluster's masters each have a verdict, and a
-// master not yet asked makes it unknown. "" asks for the whole node.
+// Excludes reports whether node's votes do not count now, and for how long
+// (0 when unknown). server is the vote's master in a Cluster, or "" for the
+// whole node.
 func (q *Quarantine) Excludes(node int, server string) (bool, time.Duration) {
 	n := &q.nodes[node]
 	if n.pending.Load() {
@@ -150,10 +138,8 @@ func (q *Quarantine) Excludes(node int, server string) (bool, time.Duration) {
 	return left > 0, left
 }
 
-// Judge returns nil when node's confirmation in round counts, and the
-// error of its quarantine otherwise. The vote counts only if the reading
-// that followed it on its connection (mux.Round.FollowUp) shows the
-// marker and replication ID of the node's verdict.
+// Judge returns nil when node's confirmation in round counts: the reading
+// that followed it (mux.Round.FollowUp) shows the verdict's marker.
 func (q *Quarantine) Judge(node int, round *mux.Round) error {
 	server := round.Server(node)
 	if excluded, left := q.Excludes(node, server); excluded {
@@ -206,10 +192,9 @@ func (q *Quarantine) Err(node int, left time.Duration) error {
 		left.Round(time.Millisecond), (q.config.Threshold - left).Round(time.Millisecond))
 }
 
-// Verify reads the epoch markers of the nodes whose verdict is unknown,
-// writing the missing or foreign ones. The first call waits up to a dial
-// timeout for a quorum to connect; then each waits at most a node
-// timeout. Neither outlasts ctx.
+// Verify reads the unknown nodes' epoch markers, writing missing or foreign
+// ones. The first call waits a dial timeout for a quorum, later ones a
+// node timeout; neither outlasts ctx.
 func (q *Quarantine) Verify(ctx context.Context) {
 	if q.pending.Load() == 0 {
 		return
@@ -221,8 +206,7 @@ func (q *Quarantine) Verify(ctx context.Context) {
 		return // verified by another goroutine meanwhile
 	}
 	if !q.dialled {
-		// The first verification dials every node once: it waits for a
-		// quorum, then as long again for the others.
+		// The first one waits for a quorum, then as long again for the rest.
 		q.dialled = true
 		dialContext, cancel := context.WithTimeout(ctx, c.DialTimeout)
 		started := time.Now()
@@ -237,11 +221,9 @@ func (q *Quarantine) Verify(ctx context.Context) {
 	q.run(runContext, "check", true)
 }
 
-// run sends the epoch script with action to the nodes, and records the
-// verdicts of those that answer. With pendingOnly, it asks only the
-// connected nodes whose verdict is unknown, within a node timeout. The
-// nodes whose connection found appendfsync always get a round of their
-// own (scripts/epoch.lua).
+// run sends the epoch script with action and records the answers'
+// verdicts; with pendingOnly, only to connected unknown nodes. Durable
+// nodes (appendfsync always) get a round of their own.
 func (q *Quarantine) run(ctx context.Context, action string, pendingOnly bool) []error {
 	c := q.config
 	rounds := [2]*mux.Round{c.Group.NewRound(), c.Group.NewRound()} // the plain nodes', and the durable ones'
@@ -334,14 +316,11 @@ func (q *Quarantine) run(ctx context.Context, action string, pendingOnly bool) [
 	return errs
 }
 
-// markerWatchTag is the tag of the armings of the epoch markers: the
-// watcher tells them apart by their key, not their tag.
+// markerWatchTag tags the markers' armings; the watcher tells them by key.
 const markerWatchTag = 0
 
-// WatchMarker arms node's epoch markers on its subscription connection
-// (Config.Arm): a change or flush then makes the verdict unknown (the
-// watcher calls Connected), and so does a marker found missing by the
-// arming read. A node whose arming fails keeps its verdict.
+// WatchMarker arms node's epoch markers (Config.Arm): a change, flush or
+// missing marker makes the verdict unknown. A failed arming keeps it.
 func (q *Quarantine) WatchMarker(node int) {
 	if q == nil || q.config.Arm == nil {
 		return // TrustNodes's quarantine of a Client that does not quarantine has no verdict to keep
@@ -376,8 +355,8 @@ func IsEpochKey(key string) bool {
 	return key == EpochKey || strings.HasPrefix(key, EpochKey+":{")
 }
 
-// Trust writes every node's epoch marker as if it were as old as the
-// node (Client.TrustNodes), and returns each node's error.
+// Trust writes every node's epoch marker as old as the node, and returns
+// each node's error.
 func (q *Quarantine) Trust(ctx context.Context) []error {
 	q.verifying.Lock()
 	defer q.verifying.Unlock()
