@@ -41,7 +41,7 @@ type QuarantineMode int
 
 // Values of Options.Quarantine.
 const (
-	// QuarantineOn, the default, keeps such a node out for MaxTTL.
+	// QuarantineOn keeps such a node out for MaxTTL. It is the default.
 	QuarantineOn QuarantineMode = iota
 	// QuarantineOff counts every vote: a node restarted without its data
 	// can give a held lock to a second client.
