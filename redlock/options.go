@@ -91,14 +91,14 @@ type Options struct {
 
 	// RetryDelayMin and RetryDelayMax bound the random delay a blocked
 	// Lock waits between attempts (docs/waiting.md). Zero means 10 ms and
-	// 60 ms; a zero bound never crosses the other. Negative values, or a
-	// minimum above the maximum, are invalid.
+	// 60 ms, or the other bound where that default would cross it.
+	// Negative values, or a minimum above the maximum, are invalid.
 	RetryDelayMin, RetryDelayMax time.Duration
 
 	// Quarantine keeps a node that may have lost keys (a restart, a
 	// promotion, a flush) out of the votes for MaxTTL (ErrQuarantined).
-	// The zero value is QuarantineOn. Sentinel and Cluster members are
-	// always quarantined (docs/deployments.md).
+	// The zero value is QuarantineOn; QuarantineOff does not apply to
+	// Sentinel and Cluster members (docs/deployments.md).
 	Quarantine QuarantineMode
 
 	// MaxTTL is the longest TTL any client of these nodes uses, and the
