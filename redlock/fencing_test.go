@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,7 +84,7 @@ func TestFencesStayMonotonicAcrossRestarts(t *testing.T) {
 	var fences []int64
 	var group workgroup.Group
 	for w := range workers {
-		client := nodes.client(t, Options{})
+		client := nodes.client(t, Options{NodeTimeout: 2 * time.Second}) // fsyncs under load outlast 50 ms
 		group.Go(func() error {
 			m := client.NewMutex("counter", MutexOptions{Fencing: true})
 			for range acquisitions / workers {

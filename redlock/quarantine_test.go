@@ -182,7 +182,7 @@ func TestQuarantineTrustsADurableRestartAtOnce(t *testing.T) {
 		t.Run(fsync, func(t *testing.T) {
 			nodes := startCluster(t, 3, redistest.Options{Persistence: redistest.PersistenceAOF, ExtraArgs: []string{"--appendfsync", fsync}})
 			ctx := context.Background()
-			options := Options{MaxTTL: 10 * time.Second}
+			options := Options{MaxTTL: 10 * time.Second, NodeTimeout: 2 * time.Second} // fsyncs under load outlast 50 ms
 			a := nodes.client(t, options)
 			require.NoError(t, a.TrustNodes(ctx))
 			held := a.NewMutex("ledger", MutexOptions{TTL: 10 * time.Second})
