@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/connection"
+	"github.com/lockmux/lockmux/redlock/internal/liveness"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
@@ -45,9 +46,9 @@ type Client struct {
 	closing       chan struct{} // closed by Close: it ends every wait of a Lock
 	notifier      waiting.Notifier
 	renewer       renewer
-	ends          holdEnds
+	ends          liveness.Ends[*livenessLock]
 	watcher       watcher
-	holds         holdRegistry
+	holds         liveness.Registry[*livenessLock]
 	rounds        roundLender // the rounds of the Mutexes' operations
 
 	// runIDs maps each server's address to its last run_id; duplicate is
@@ -80,8 +81,8 @@ func New(addresses []string, options Options) (*Client, error) {
 	}
 	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
 		dialAddresses: append([]string(nil), addresses...), closing: make(chan struct{})}
-	c.renewer.client = c
-	c.ends.client = c
+	c.renewer.init(c)
+	c.ends.Init(options.clock)
 	c.watcher.init(c)
 	c.rounds.client = c
 	groupOptions := options.connection().Group()
@@ -160,9 +161,9 @@ func (c *Client) Do(ctx context.Context, key string, options MutexOptions, fn fu
 	holdCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// Set before the hold starts, so that no loss goes unseen.
-	m.hold.mu.Lock()
-	m.hold.onLost = cancel
-	m.hold.mu.Unlock()
+	m.hold.Mu.Lock()
+	m.hold.OnLost = cancel
+	m.hold.Mu.Unlock()
 	if err := m.Lock(ctx); err != nil {
 		return err
 	}
@@ -211,9 +212,13 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.closing)
-	c.renewer.close()
-	c.holds.close()
-	c.ends.close()
+	c.renewer.Close()
+	// Outside the registry's mutex: the loss reaches the observer, who
+	// may unlock.
+	for _, l := range c.holds.Close() {
+		(*Mutex)(l).endByClose()
+	}
+	c.ends.Close()
 	c.watcher.close()
 	c.notifier.Close()
 	if err := c.group.Close(); err != nil {

@@ -60,16 +60,16 @@ func (e *Election) campaign(ctx context.Context, value string, onLost func(cause
 	if m.err != nil {
 		return nil, fmt.Errorf("redlock: election %q: %w", e.name, m.err)
 	}
-	m.hold.mu.Lock()
-	m.hold.onLost = onLost // set before the hold starts, so that no loss goes unseen
-	m.hold.mu.Unlock()
+	m.hold.Mu.Lock()
+	m.hold.OnLost = onLost // set before the hold starts, so that no loss goes unseen
+	m.hold.Mu.Unlock()
 	if err := m.Lock(ctx); err != nil {
 		return nil, err
 	}
 	h := &m.hold
-	h.mu.Lock()
-	l := &Leadership{election: e, mutex: m, generation: h.generation, value: value, term: h.fence}
-	h.mu.Unlock()
+	h.Mu.Lock()
+	l := &Leadership{election: e, mutex: m, generation: h.Generation, value: value, term: h.Fence}
+	h.Mu.Unlock()
 	return l, nil
 }
 
@@ -82,7 +82,7 @@ func (l *Leadership) Term() int64 { return l.term }
 
 // Until returns the end of the leadership's validity, or the zero time
 // once it has ended.
-func (l *Leadership) Until() time.Time { return l.mutex.hold.untilOf(l.generation) }
+func (l *Leadership) Until() time.Time { return l.mutex.hold.UntilOf(l.generation) }
 
 // Done returns a channel closed when the leadership ends, before another
 // candidate can lead: as Mutex.Done closes.

@@ -214,9 +214,9 @@ func (w *watcher) armAgain(key string) {
 		return
 	}
 	h := &m.hold
-	h.mu.Lock()
-	generation, tag, armed := h.generation, h.watchTag, h.held && !h.lost && !h.writing
-	h.mu.Unlock()
+	h.Mu.Lock()
+	generation, tag, armed := h.Generation, h.WatchTag, h.Held && !h.Lost && !h.Writing
+	h.Mu.Unlock()
 	if armed {
 		m.startArming(generation, tag, allNodes)
 	}

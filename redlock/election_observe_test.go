@@ -167,9 +167,9 @@ func TestElectionObserveKeepsTheLeadersWatch(t *testing.T) {
 	o := &observation{election: election, keys: []string{"scheduler", "scheduler" + fenceKeySuffix}, wake: make(chan struct{}, 1)}
 	require.True(t, waitUntil(func() bool { _, armed := o.arm(ctx); return armed == 3 }), "the subscription connections track keys")
 	h := &l.mutex.hold
-	h.mu.Lock()
-	tag := h.watchTag
-	h.mu.Unlock()
+	h.Mu.Lock()
+	tag := h.WatchTag
+	h.Mu.Unlock()
 	l.mutex.arm(l.generation, tag, allNodes)
 	views, armed := o.arm(ctx)
 	require.Equal(t, 3, armed)

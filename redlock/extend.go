@@ -100,10 +100,6 @@ type extension struct {
 	watchTag   uint64 // the extension's tag as an own write of a watched hold
 }
 
-// currentHold asks for the hold of whichever generation is current;
-// generations start at 1.
-const currentHold uint64 = 0
-
 // sendExtension checks that the hold of the given generation, or the
 // current one, can be extended, and sends its extension on x's round.
 // The hold cannot end, nor another one start, before the extension is
@@ -123,31 +119,31 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 	m.sending.RLock()
 	defer m.sending.RUnlock()
 	h := &m.hold
-	h.mu.Lock()
-	if !h.heldLocked(generation) {
-		h.mu.Unlock()
+	h.Mu.Lock()
+	if !h.HeldLocked(generation) {
+		h.Mu.Unlock()
 		return extension{}, ErrNotHeld
 	}
 	// The token is copied under the lock: the next hold may write a new
 	// one while this extension is in flight.
-	x.token = append(x.token[:0], h.token...)
-	e := extension{generation: h.generation, until: h.until, token: x.token}
-	acquired := h.acquired
+	x.token = append(x.token[:0], h.Token...)
+	e := extension{generation: h.Generation, until: h.Until, token: x.token}
+	acquired := h.Acquired
 	if ttl != 0 {
 		// The hold's TTL from now on: the renewal goes on with it.
-		h.ttl = ttl
-		if int64(ttl) > h.longestTTL.Load() {
-			h.longestTTL.Store(int64(ttl))
+		h.TTL = ttl
+		if int64(ttl) > h.LongestTTL.Load() {
+			h.LongestTTL.Store(int64(ttl))
 		}
 	}
-	holdTTL := h.ttl
+	holdTTL := h.TTL
 	if m.watched() {
 		// The extension changes the keys: their changes reported from
 		// now on under an older tag are its own (see watcher).
-		h.watchTag, h.writing = m.client.watcher.newWriteTag(), true
-		e.watchTag = h.watchTag
+		h.WatchTag, h.Writing = m.client.watcher.newWriteTag(), true
+		e.watchTag = h.WatchTag
 	}
-	h.mu.Unlock()
+	h.Mu.Unlock()
 
 	c := m.client
 	if err := c.usable(); err != nil {
@@ -190,11 +186,11 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 	remaining := validity(e.ttl, elapsed, c.options.DriftFactor)
 	h := &m.hold
 	if e.watchTag != 0 {
-		h.mu.Lock()
-		if h.watchTag == e.watchTag {
-			h.writing = false // the write is over: its nodes may be armed
+		h.Mu.Lock()
+		if h.WatchTag == e.watchTag {
+			h.Writing = false // the write is over: its nodes may be armed
 		}
-		h.mu.Unlock()
+		h.Mu.Unlock()
 	}
 
 	var err error
@@ -208,18 +204,18 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 		// A release of this hold is queued behind the repair on every
 		// node, so the repair cannot bring back a key it removed.
 		m.sending.RLock()
-		h.mu.Lock()
+		h.Mu.Lock()
 		repair, arm := false, false
-		if h.currentLocked(e.generation) {
+		if h.CurrentLocked(e.generation) {
 			m.moveUntilLocked(end.Add(remaining))
 			repair = m.prepareRepairLocked(e, r)
-			if arm = m.watched() && h.watchTag == e.watchTag; arm {
+			if arm = m.watched() && h.WatchTag == e.watchTag; arm {
 				for i, node := range tally.nodes {
-					h.watching[i] = node.outcome == OutcomeConfirmed
+					h.Watching[i] = node.outcome == OutcomeConfirmed
 				}
 			}
 		}
-		h.mu.Unlock()
+		h.Mu.Unlock()
 		if repair {
 			m.send(r)
 		}
@@ -241,11 +237,11 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 	}
 	if err != nil {
 		shortest := e.start.Add(validity(e.ttl, 0, c.options.DriftFactor))
-		h.mu.Lock()
-		if h.currentLocked(e.generation) && shortest.Before(h.until) {
+		h.Mu.Lock()
+		if h.CurrentLocked(e.generation) && shortest.Before(h.Until) {
 			m.moveUntilLocked(shortest)
 		}
-		h.mu.Unlock()
+		h.Mu.Unlock()
 	}
 	c.stats.recordExtend(elapsed, err == nil)
 	if observer := c.options.Observer; observer != nil {
@@ -260,7 +256,7 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 // restarted empty, an evicted key): it sets every key of the hold again,
 // the ones the node kept included, unless one holds another token. It
 // reports whether there is a repair to send; the caller sends it without
-// awaiting its replies. The caller holds m.hold.mu, and m.sending for
+// awaiting its replies. The caller holds m.hold.Mu, and m.sending for
 // reading until the repair is sent.
 //
 // A repair follows an extension that a quorum confirmed within the
@@ -272,7 +268,7 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 // answer was never counted, gave no vote to this hold and gets no key
 // from it.
 func (m *Mutex) prepareRepairLocked(e extension, r *nodeRound) bool {
-	had := m.hold.had
+	had := m.hold.Had
 	needed := false
 	for i, node := range r.tally.nodes {
 		switch {

@@ -3,168 +3,46 @@ package redlock
 import (
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/liveness"
 )
 
 // closedChannel is what Done returns when there is no hold.
-var closedChannel = func() chan struct{} {
-	channel := make(chan struct{})
-	close(channel)
-	return channel
-}()
+var closedChannel = liveness.ClosedChannel()
 
-// hold is the state of a Mutex's hold, which any goroutine may read: its
-// token, validity, fence, generation and Done channel. mu guards every
-// field; the registry's index alone is guarded by the registry's mutex.
-//
-// A hold starts (startHold) when an acquisition or a resumption wins, and
-// ends (endLocked) at Unlock or when an attempt drops a hold that ended
-// before it could be returned. In between it may be lost (signalLost):
-// Done closes and Client.Do's context is cancelled, but it stays held,
-// for Unlock to release. Each start and each end counts a generation, so
-// that a renewal, an extension or a timer of a hold that ended finds it
-// gone whatever holds the Mutex now.
-type hold struct {
-	mu         sync.Mutex
-	held       bool
-	lost       bool   // the hold can no longer be proven; Done is closed
-	generation uint64 // counts the starts and ends of holds
-	token      []byte // the acquisition's token while held
-	acquired   time.Time
-	until      time.Time // the end of the validity, by the Client's clock
-	fence      int64     // 0 without fencing
-	// ttl is the TTL of the hold's extensions: MutexOptions.TTL, or what
-	// ExtendFor last set. longestTTL is the longest any hold of the Mutex
-	// had, read without the lock: a carried release lasts that long.
-	ttl        time.Duration
-	longestTTL atomic.Int64
-	// had is, per node, whether it confirmed the hold's acquisition, its
-	// resumption or a successful extension: the nodes a repair may set
-	// the keys on again.
-	had []bool
-	// watching is, per node, whether it confirmed the hold's last own
-	// write, for a watched hold: the nodes where its keys are armed (see
-	// watcher). watchTag is the tag of that write, and writing is set
-	// while it is under way: nothing is armed then.
-	watching []bool
-	watchTag uint64
-	writing  bool
-	done     chan struct{}
-	onLost   func(cause error) // set by Client.Do: cancels its context
-	// endAt is the moment the hold's end is watched for, by the Client's
-	// clock, and endPlace one more than its index in the Client's
-	// holdEnds, 0 when not listed: both guarded by the holdEnds' mutex.
-	endAt    time.Time
-	endPlace int
+// currentHold asks for the hold of whichever generation is current.
+const currentHold = liveness.CurrentHold
 
-	// registryIndex is the Mutex's place in its Client's holdRegistry.
-	registryIndex int
-}
+// livenessLock is a Mutex as the liveness room sees it (liveness.Lock).
+type livenessLock Mutex
 
-// currentLocked reports whether the hold of the given generation is the
-// current one and held. The caller holds h.mu.
-func (h *hold) currentLocked(generation uint64) bool {
-	return h.held && h.generation == generation
-}
+// Hold returns the Mutex's hold.
+func (l *livenessLock) Hold() *liveness.Hold { return &l.hold }
 
-// heldLocked reports whether the hold of the given generation, or any
-// hold for currentHold, is held. The caller holds h.mu.
-func (h *hold) heldLocked(generation uint64) bool {
-	return h.held && (generation == currentHold || h.generation == generation)
-}
-
-// untilOf returns the end of the validity of the hold of the given
-// generation (or the current one), or the zero time when it is not held.
-func (h *hold) untilOf(generation uint64) time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.heldLocked(generation) {
-		return time.Time{}
-	}
-	return h.until
-}
-
-// isHeld reports whether a hold is held.
-func (h *hold) isHeld() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.held
-}
-
-// valueOf returns a copy of the lock keys' value of the hold of the given
-// generation (or the current one): its token and metadata; nil when it is
-// not held.
-func (h *hold) valueOf(generation uint64) []byte {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.heldLocked(generation) {
-		return nil
-	}
-	return append([]byte(nil), h.token...)
-}
-
-// tokenOf returns the token of the hold of the given generation (or the
-// current one), or "" when it is not held.
-func (h *hold) tokenOf(generation uint64) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.heldLocked(generation) {
-		return ""
-	}
-	token, _ := splitValue(h.token)
-	return string(token)
-}
-
-// metadataOf returns the metadata of the hold of the given generation (or
-// the current one), or "" when it is not held or has none.
-func (h *hold) metadataOf(generation uint64) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.heldLocked(generation) {
-		return ""
-	}
-	_, metadata := splitValue(h.token)
-	return string(metadata)
-}
-
-// fenceOf returns the fence of the hold of the given generation (or the
-// current one), or 0 when it is not held.
-func (h *hold) fenceOf(generation uint64) int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.heldLocked(generation) {
+// LossMargin returns how long before the end of its validity the end of a
+// hold is signalled: two node timeouts for a renewed hold, so that its
+// holder gets one to stop while the hold is still exclusive. A hold that
+// nobody renews ends with its validity.
+func (l *livenessLock) LossMargin() time.Duration {
+	if !l.options.AutoExtend {
 		return 0
 	}
-	return h.fence
+	return 2 * l.client.options.NodeTimeout
 }
 
-// doneOf returns the Done channel of the hold of the given generation (or
-// the current one): closed when it is not held or was lost.
-func (h *hold) doneOf(generation uint64) <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.heldLocked(generation) || h.lost {
-		return closedChannel
+// EndCame signals the end of the hold of the given generation.
+func (l *livenessLock) EndCame(generation uint64) {
+	m := (*Mutex)(l)
+	if m.options.AutoExtend {
+		m.signalLost(generation, fmt.Errorf("%w: %q was not renewed %v before its validity ends", ErrLockLost, m.key, l.LossMargin()))
+		return
 	}
-	if h.done == nil {
-		h.done = make(chan struct{})
-	}
-	return h.done
+	m.signalLost(generation, fmt.Errorf("%w: the validity of %q passed", ErrLockLost, m.key))
 }
 
-// endLocked forgets the hold: Done closes, and a renewal or an extension
-// in flight finds it gone. The caller holds h.mu, and removes the Mutex
-// from the Client's registry and its holdEnds.
-func (h *hold) endLocked() {
-	if h.done != nil && !h.lost {
-		close(h.done)
-	}
-	h.held, h.lost, h.done, h.onLost, h.writing = false, false, nil, nil, false
-	h.token, h.until, h.acquired, h.fence = nil, time.Time{}, time.Time{}, 0
-	h.generation++
-}
+// lossMargin is livenessLock.LossMargin.
+func (m *Mutex) lossMargin() time.Duration { return (*livenessLock)(m).LossMargin() }
 
 // Until returns the end of the hold's validity, a reading of the Client's
 // monotonic clock, or the zero time when the Mutex is not held.
@@ -174,20 +52,40 @@ func (h *hold) endLocked() {
 // and MaxHold) moves it earlier, confirmed or not. Done closes before it
 // for a renewed hold, and when it passes otherwise.
 func (m *Mutex) Until() time.Time {
-	return m.hold.untilOf(currentHold)
+	return m.hold.UntilOf(currentHold)
 }
 
 // Token returns the hold's token, the value of the lock keys (before the
 // metadata, with MutexOptions.Metadata), or "" when the Mutex is not held.
 // It can resume the hold in another process with MutexOptions.Token.
 func (m *Mutex) Token() string {
-	return m.hold.tokenOf(currentHold)
+	return m.tokenOf(currentHold)
 }
 
 // Metadata returns the hold's MutexOptions.Metadata, as the nodes keep it
 // with the token, or "" when the Mutex is not held or has none.
 func (m *Mutex) Metadata() string {
-	return m.hold.metadataOf(currentHold)
+	h := &m.hold
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	if !h.HeldLocked(currentHold) {
+		return ""
+	}
+	_, metadata := splitValue(h.Token)
+	return string(metadata)
+}
+
+// tokenOf returns the token of the hold of the given generation, or ""
+// when it is not held.
+func (m *Mutex) tokenOf(generation uint64) string {
+	h := &m.hold
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	if !h.HeldLocked(generation) {
+		return ""
+	}
+	token, _ := splitValue(h.Token)
+	return string(token)
 }
 
 // Fence returns the hold's fencing token, or 0 when the Mutex is not held
@@ -198,7 +96,7 @@ func (m *Mutex) Metadata() string {
 // have the resource refuse a fence older than the newest it has seen
 // (package fencedstore does that for a Redis key).
 func (m *Mutex) Fence() int64 {
-	return m.hold.fenceOf(currentHold)
+	return m.hold.FenceOf(currentHold)
 }
 
 // Done returns a channel that is closed when the hold ends, by a timer
@@ -209,7 +107,7 @@ func (m *Mutex) Fence() int64 {
 // docs/renewal.md lists every case. For a Mutex that is not held it
 // returns a closed channel.
 func (m *Mutex) Done() <-chan struct{} {
-	return m.hold.doneOf(currentHold)
+	return m.hold.DoneOf(currentHold)
 }
 
 // startHold records a new hold, sets the timer of its end and starts its
@@ -219,26 +117,23 @@ func (m *Mutex) Done() <-chan struct{} {
 func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uint64 {
 	c := m.client
 	h := &m.hold
-	h.mu.Lock()
-	h.held, h.lost = true, false
-	h.token, h.acquired, h.until, h.fence, h.ttl = m.acquisition.token(), start, until, fence, m.options.TTL
+	h.Mu.Lock()
 	for i, node := range tally.nodes {
-		h.had[i] = node.outcome == OutcomeConfirmed
-		h.watching[i] = h.had[i]
+		h.Had[i] = node.outcome == OutcomeConfirmed
+		h.Watching[i] = h.Had[i]
 	}
 	// The held Mutex keeps no round: its release borrows one once it
-	// ended the hold, under h.mu.
+	// ended the hold, under h.Mu.
 	m.giveBackRounds()
-	h.generation++
-	generation := h.generation
+	generation := h.StartLocked(m.acquisition.token(), start, until, fence, m.options.TTL)
 	watched := m.watched()
 	if watched {
-		h.watchTag = c.watcher.newWriteTag()
+		h.WatchTag = c.watcher.newWriteTag()
 	}
-	tag := h.watchTag
-	listed := c.holds.add(m)
-	m.setEndTimerLocked()
-	h.mu.Unlock()
+	tag := h.WatchTag
+	listed := c.holds.AddLocked((*livenessLock)(m))
+	c.ends.SetLocked((*livenessLock)(m))
+	h.Mu.Unlock()
 	if !listed {
 		// The Client closed during the acquisition: nothing would end
 		// the hold at Close any more.
@@ -246,8 +141,8 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 		return generation
 	}
 	if m.options.AutoExtend {
-		c.renewer.schedule(renewal{mutex: m, generation: generation, due: m.nextRenewal(c.options.clock.Now(), until, m.options.TTL),
-			early: renewalEarly(m.options.TTL)})
+		m.scheduleRenewal(liveness.Renewal[*livenessLock]{Lock: (*livenessLock)(m), Generation: generation,
+			Due: m.nextRenewal(c.options.clock.Now(), until, m.options.TTL), Early: liveness.RenewalEarly(m.options.TTL)})
 	}
 	if watched {
 		c.watcher.watch(m)
@@ -257,22 +152,22 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 }
 
 // endHold ends the hold of the given generation, or the current one with
-// currentHold, if it is still held: see hold.endLocked. It waits for the
-// commands being sent for the hold, so that what follows (a release, the
-// next acquisition) is queued behind them on every node. It returns the
-// hold as it was, and whether it ended it.
+// currentHold, if it is still held (liveness.Hold.EndLocked). It waits
+// for the commands being sent for the hold, so that what follows is
+// queued behind them on every node. It returns the hold as it was, and
+// whether it ended it.
 func (m *Mutex) endHold(generation uint64) (ended endedHold, ok bool) {
 	h := &m.hold
 	m.sending.Lock()
-	h.mu.Lock()
-	if h.heldLocked(generation) {
-		ended = endedHold{until: h.until, acquired: h.acquired, lost: h.lost}
-		h.endLocked()
-		m.client.ends.remove(m)
-		m.client.holds.remove(m)
+	h.Mu.Lock()
+	if h.HeldLocked(generation) {
+		ended = endedHold{until: h.Until, acquired: h.Acquired, lost: h.Lost}
+		h.EndLocked()
+		m.client.ends.RemoveLocked((*livenessLock)(m))
+		m.client.holds.RemoveLocked((*livenessLock)(m))
 		ok = true
 	}
-	h.mu.Unlock()
+	h.Mu.Unlock()
 	m.sending.Unlock()
 	if ok && m.watched() {
 		m.client.watcher.forget(m)
@@ -294,21 +189,14 @@ func (m *Mutex) signalLost(generation uint64, err error) {
 	if !errors.Is(err, ErrLockLost) {
 		err = fmt.Errorf("%w: %w", ErrLockLost, err)
 	}
-	h := &m.hold
-	h.mu.Lock()
-	if !h.currentLocked(generation) || h.lost {
-		h.mu.Unlock()
+	onLost, acquired, ok := m.hold.MarkLost(generation)
+	if !ok {
 		return
 	}
-	h.lost = true
-	if h.done != nil {
-		close(h.done)
+	held := time.Duration(0)
+	if !acquired.IsZero() {
+		held = m.client.options.clock.Now().Sub(acquired)
 	}
-	onLost, held := h.onLost, time.Duration(0)
-	if !h.acquired.IsZero() {
-		held = m.client.options.clock.Now().Sub(h.acquired)
-	}
-	h.mu.Unlock()
 	m.client.stats.recordLost()
 	if onLost != nil {
 		onLost(err)
@@ -316,4 +204,58 @@ func (m *Mutex) signalLost(generation uint64, err error) {
 	if observer := m.client.options.Observer; observer != nil {
 		observer.OnLost(LostEvent{Key: m.key, Held: held, Err: err})
 	}
+}
+
+// moveUntilLocked sets the validity of the hold to until, after an
+// extension. A later validity leaves the end's timer as it is: it finds
+// the new end when it fires. An earlier one (an extension that shortened
+// the keys) sets it again at once. The caller holds m.hold.Mu.
+func (m *Mutex) moveUntilLocked(until time.Time) {
+	h := &m.hold
+	earlier := until.Before(h.Until)
+	h.Until = until
+	if earlier && !h.Lost {
+		m.client.ends.SetLocked((*livenessLock)(m))
+	}
+}
+
+// endByClose ends the hold of m, if it has one, when its Client closes:
+// nothing renews it any more. Its end is no longer watched.
+func (m *Mutex) endByClose() {
+	h := &m.hold
+	h.Mu.Lock()
+	held, generation := h.Held, h.Generation
+	m.client.ends.RemoveLocked((*livenessLock)(m))
+	h.Mu.Unlock()
+	if held {
+		m.signalLost(generation, errClientClosed)
+	}
+}
+
+// validAtReturn is the last step of a successful Lock or TryLock, right
+// before the return that hands the hold over: it reports whether the hold
+// of the given generation is still valid by the Client's clock. A hold
+// that another goroutine unlocked meanwhile counts as returned: that
+// Unlock passed the turn on.
+func (m *Mutex) validAtReturn(generation uint64) bool {
+	h := &m.hold
+	h.Mu.Lock()
+	valid := !h.CurrentLocked(generation) || m.client.options.clock.Now().Before(h.Until)
+	h.Mu.Unlock()
+	return valid
+}
+
+// doneByClock returns the Done channel of the hold of the given
+// generation, after ending the hold if its end has come by the Client's
+// clock though its timer has not fired yet: a holder whose process was
+// paused past the end finds Done closed when it looks.
+func (m *Mutex) doneByClock(generation uint64) <-chan struct{} {
+	h := &m.hold
+	h.Mu.Lock()
+	due := h.CurrentLocked(generation) && !h.Lost && !m.client.options.clock.Now().Before(liveness.EndLocked((*livenessLock)(m)))
+	h.Mu.Unlock()
+	if due {
+		m.signalLost(generation, fmt.Errorf("%w: the end of the validity of %q passed before its timer ran", ErrLockLost, m.key))
+	}
+	return h.DoneOf(generation)
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockmux/lockmux/redlock/internal/liveness"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 )
 
@@ -24,7 +25,7 @@ type Mutex struct {
 	resource
 	// The lock's state: three parts, each with one rule.
 	exclusion
-	liveness
+	holding
 	wait waitState
 }
 
@@ -53,20 +54,17 @@ type exclusion struct {
 	acquisition acquisition
 }
 
-// liveness is the current hold, which any goroutine may read. Rule: hold
-// has its own mutex, and sending orders the commands sent for a hold
-// before its release, on every node.
-type liveness struct {
-	hold hold
+// holding is the current hold, which any goroutine may read. Rule: hold
+// has its own mutex (see package liveness), and sending orders the
+// commands sent for a hold before its release, on every node.
+type holding struct {
+	hold liveness.Hold
 	// sending is held for reading while an extension or a repair is
 	// queued on the nodes, and for writing while a hold ends.
 	sending sync.RWMutex
 	// extending is made on first use; its mutex serializes Extend's
 	// callers (the renewer has rounds of its own).
 	extending atomic.Pointer[extender]
-	// renewals counts the renewals scheduled for the Mutex's holds: the
-	// last one scheduled is the one that counts (renewal.seq).
-	renewals atomic.Uint64
 }
 
 // sideKeys are the keys a Mutex's commands carry besides its lock keys.
@@ -151,8 +149,8 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	}
 	a := &m.acquisition
 	a.value = make([]byte, 0, valueLength(m.options))
-	m.hold.had = make([]bool, c.group.Len())
-	m.hold.watching = make([]bool, c.group.Len())
+	m.hold.Had = make([]bool, c.group.Len())
+	m.hold.Watching = make([]bool, c.group.Len())
 	return m
 }
 

@@ -34,7 +34,7 @@ func TestRenewerServesMoreHoldsThanABatchOnItsOwnRounds(t *testing.T) {
 	until := mutexes[0].Until()
 
 	clock.Advance(ttl / 3)
-	client.renewer.wake <- struct{}{} // the renewer's timer runs in real time
+	client.renewer.Wake() // the renewer's timer runs in real time
 	deadline := time.After(time.Minute)
 	for range holds {
 		select {
@@ -73,7 +73,7 @@ func TestARenewalDueSoonGoesWithTheBatchDueFirst(t *testing.T) {
 	until := second.Until()
 
 	clock.Advance(ttl/3 - renewalEarly(ttl)/2) // the first is due; the second soon
-	client.renewer.wake <- struct{}{}          // the renewer's timer runs in real time
+	client.renewer.Wake()                      // the renewer's timer runs in real time
 	keys := map[string]bool{}
 	for range 2 {
 		select {

@@ -140,8 +140,8 @@ func TestD13UnlockDuringAnExtensionStopsTheRenewal(t *testing.T) {
 	require.NoError(t, <-unlocked)
 	require.NoError(t, client.Close()) // waits for the renewer to finish
 
-	for _, event := range client.renewer.queue {
-		assert.NotEqual(t, m, event.mutex, "a renewal of the unlocked hold was scheduled")
+	for _, event := range client.renewer.Queued() {
+		assert.NotEqual(t, m, (*Mutex)(event.Lock), "a renewal of the unlocked hold was scheduled")
 	}
 	automatic, _, lost := observer.counts()
 	assert.Equal(t, 1, automatic)

@@ -129,7 +129,7 @@ func (c *Client) roundDeadline() time.Time {
 // has passed a TTL and the drift allowance later.
 func (m *Mutex) releaseCarriedUntil() time.Time {
 	c := m.client
-	ttl := max(m.options.TTL, time.Duration(m.hold.longestTTL.Load()))
+	ttl := max(m.options.TTL, time.Duration(m.hold.LongestTTL.Load()))
 	return time.Now().Add(ttl + drift(ttl, c.options.DriftFactor) + c.options.NodeTimeout)
 }
 

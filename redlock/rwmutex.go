@@ -109,7 +109,7 @@ func (rw *RWMutex) RUnlock(ctx context.Context) error { return rw.reader.Unlock(
 
 // refuse returns ErrWouldDeadlock while own is held.
 func (rw *RWMutex) refuse(own *Mutex) error {
-	if own.err != nil || !own.hold.isHeld() {
+	if own.err != nil || !own.hold.IsHeld() {
 		return nil
 	}
 	if own == rw.reader {
@@ -126,7 +126,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context) error {
 	if w.err != nil {
 		return w.err
 	}
-	owner := w.hold.valueOf(currentHold)
+	owner := w.hold.ValueOf(currentHold)
 	if owner == nil {
 		return ErrNotHeld
 	}

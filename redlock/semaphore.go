@@ -283,7 +283,7 @@ func (p Permit) Until() time.Time {
 	if p.mutex == nil {
 		return time.Time{}
 	}
-	return p.mutex.hold.untilOf(p.generation)
+	return p.mutex.hold.UntilOf(p.generation)
 }
 
 // Token returns the permit's token, the value of its slot's key, or ""
@@ -292,7 +292,7 @@ func (p Permit) Token() string {
 	if p.mutex == nil {
 		return ""
 	}
-	return p.mutex.hold.tokenOf(p.generation)
+	return p.mutex.tokenOf(p.generation)
 }
 
 // Fence returns the permit's fencing token, with MutexOptions.Fencing: it
@@ -303,7 +303,7 @@ func (p Permit) Fence() int64 {
 	if p.mutex == nil {
 		return 0
 	}
-	return p.mutex.hold.fenceOf(p.generation)
+	return p.mutex.hold.FenceOf(p.generation)
 }
 
 // Done returns a channel that is closed when the permit's hold ends, as
@@ -312,5 +312,5 @@ func (p Permit) Done() <-chan struct{} {
 	if p.mutex == nil {
 		return closedChannel
 	}
-	return p.mutex.hold.doneOf(p.generation)
+	return p.mutex.hold.DoneOf(p.generation)
 }

@@ -37,7 +37,7 @@ var watchLua = protocol.Watch
 // armed: a change between the write and the arming sends nothing.
 //
 // A change from outside, a flush, and the end of a subscription
-// connection make the hold renew at once (renewer.renewNow): a quorum
+// connection make the hold renew at once (Mutex.renewNow): a quorum
 // that confirms the extension restores the keys; otherwise the renewal
 // ends in the hold's loss, as it would have later. A node that cannot
 // track (RESP2, or an ACL without client|tracking) is reported once and
@@ -139,12 +139,12 @@ func (w *watcher) invalidated(invalidation mux.Invalidation) {
 		return
 	}
 	h := &m.hold
-	h.mu.Lock()
-	current := h.held && !h.lost && h.watchTag == invalidation.Tag
-	generation := h.generation
-	h.mu.Unlock()
+	h.Mu.Lock()
+	current := h.Held && !h.Lost && h.WatchTag == invalidation.Tag
+	generation := h.Generation
+	h.Mu.Unlock()
 	if current {
-		w.client.renewer.renewNow(m, generation)
+		m.renewNow(generation)
 	}
 }
 
@@ -235,9 +235,9 @@ func (w *watcher) reconnected(node int) {
 	w.mu.Unlock()
 	for m := range mutexes {
 		h := &m.hold
-		h.mu.Lock()
-		generation, tag, armed := h.generation, h.watchTag, h.held && !h.lost && !h.writing && h.watching[node]
-		h.mu.Unlock()
+		h.Mu.Lock()
+		generation, tag, armed := h.Generation, h.WatchTag, h.Held && !h.Lost && !h.Writing && h.Watching[node]
+		h.Mu.Unlock()
 		if armed {
 			m.startArming(generation, tag, node)
 		}
@@ -282,11 +282,11 @@ func (m *Mutex) arm(generation, tag uint64, only int) {
 		if only != allNodes && node != only {
 			continue
 		}
-		h.mu.Lock()
-		current := h.currentLocked(generation) && !h.lost && h.watchTag == tag && !h.writing
-		had := current && h.watching[node]
-		token := bytes.Clone(h.token)
-		h.mu.Unlock()
+		h.Mu.Lock()
+		current := h.CurrentLocked(generation) && !h.Lost && h.WatchTag == tag && !h.Writing
+		had := current && h.Watching[node]
+		token := bytes.Clone(h.Token)
+		h.Mu.Unlock()
 		if !current {
 			return
 		}
@@ -301,12 +301,12 @@ func (m *Mutex) arm(generation, tag uint64, only int) {
 			continue // not armed: the renewal's schedule watches this node
 		}
 		now := c.options.clock.Now()
-		h.mu.Lock()
-		current = h.currentLocked(generation) && !h.lost && h.watchTag == tag
-		left := h.until.Sub(now)
-		h.mu.Unlock()
+		h.Mu.Lock()
+		current = h.CurrentLocked(generation) && !h.Lost && h.WatchTag == tag
+		left := h.Until.Sub(now)
+		h.Mu.Unlock()
 		if current && !whole(request.Reply(), token, left) {
-			c.renewer.renewNow(m, generation)
+			m.renewNow(generation)
 			return
 		}
 	}

@@ -114,11 +114,11 @@ func (w *watcher) armBatch(batch *armingBatch) {
 			}
 			m := hold.mutex
 			h := &m.hold
-			h.mu.Lock()
-			current := h.currentLocked(hold.generation) && !h.lost && h.watchTag == hold.tag && !h.writing
-			had := current && h.watching[node]
-			hold.token = append(hold.token[:0], h.token...)
-			h.mu.Unlock()
+			h.Mu.Lock()
+			current := h.CurrentLocked(hold.generation) && !h.Lost && h.WatchTag == hold.tag && !h.Writing
+			had := current && h.Watching[node]
+			hold.token = append(hold.token[:0], h.Token...)
+			h.Mu.Unlock()
 			if !current {
 				hold.done = true
 				continue
@@ -150,12 +150,12 @@ func (w *watcher) armBatch(batch *armingBatch) {
 				continue // not armed: the renewal's schedule watches this node
 			}
 			h := &hold.mutex.hold
-			h.mu.Lock()
-			current := h.currentLocked(hold.generation) && !h.lost && h.watchTag == hold.tag
-			left := h.until.Sub(now)
-			h.mu.Unlock()
+			h.Mu.Lock()
+			current := h.CurrentLocked(hold.generation) && !h.Lost && h.WatchTag == hold.tag
+			left := h.Until.Sub(now)
+			h.Mu.Unlock()
 			if current && !whole(arming.Request.Reply(), hold.token, left) {
-				c.renewer.renewNow(hold.mutex, hold.generation)
+				hold.mutex.renewNow(hold.generation)
 				hold.done = true
 			}
 		}

@@ -39,6 +39,7 @@ var layers = map[string][]string{
 	// redlock's rooms: each imports only what is listed, never redlock.
 	"redlock/internal/waiting":    {"mux", "resp", "redlock/internal/naming"},
 	"redlock/internal/quarantine": {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
+	"redlock/internal/liveness":   {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
 }
 
 // allowedModules are the modules non-test files of the main module may
@@ -193,6 +194,12 @@ func TestProblem(t *testing.T) {
 		{name: "the quarantine imports redlock", file: main("redlock/internal/quarantine"), importPath: module + "/redlock"},
 		{name: "the quarantine imports the waiting room", file: main("redlock/internal/quarantine"), importPath: module + "/redlock/internal/waiting"},
 		{name: "the quarantine imports conn", file: main("redlock/internal/quarantine"), importPath: module + "/conn"},
+		{name: "the liveness room imports mux", file: main("redlock/internal/liveness"), importPath: module + "/mux", wantOK: true},
+		{name: "the liveness room imports the protocol", file: main("redlock/internal/liveness"), importPath: module + "/redlock/internal/protocol", wantOK: true},
+		{name: "the liveness room imports redlock", file: main("redlock/internal/liveness"), importPath: module + "/redlock"},
+		{name: "the liveness room imports the waiting room", file: main("redlock/internal/liveness"), importPath: module + "/redlock/internal/waiting"},
+		{name: "the liveness room imports conn", file: main("redlock/internal/liveness"), importPath: module + "/conn"},
+		{name: "redlock imports the liveness room", file: main("redlock"), importPath: module + "/redlock/internal/liveness", wantOK: true},
 		{name: "the doctor imports the quarantine", file: main("redlock/doctor"), importPath: module + "/redlock/internal/quarantine", wantOK: true},
 		{name: "redlock imports conn, around mux", file: main("redlock"), importPath: module + "/conn"},
 		{name: "a subpackage of redlock imports conn", file: main("redlock/doctor"), importPath: module + "/conn"},
