@@ -219,7 +219,7 @@ func (c *Client) Close() error {
 		(*Mutex)(l).endByClose()
 	}
 	c.ends.Close()
-	c.watcher.close()
+	c.watcher.Close()
 	c.notifier.Close()
 	if err := c.group.Close(); err != nil {
 		return fmt.Errorf("%w: %w", ErrReleaseUnconfirmed, err)

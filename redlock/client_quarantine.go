@@ -31,17 +31,12 @@ func (c *Client) newQuarantine(watch bool) *quarantine.Quarantine {
 func (w *watcher) armMarker(arm func(ctx context.Context, subscriber *mux.Subscriber)) {
 	c := w.client
 	c.notifier.StartTracking()
-	w.armingMu.Lock()
-	defer w.armingMu.Unlock()
-	if w.ctx.Err() != nil {
-		return
-	}
-	w.arming.Go(func() {
+	w.Go(func() {
 		subscriber := c.notifier.TrackingSubscriber()
 		if subscriber == nil {
 			return
 		}
-		arm(w.ctx, subscriber)
+		arm(w.Context(), subscriber)
 	})
 }
 

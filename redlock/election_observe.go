@@ -22,16 +22,12 @@ func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	c := e.client
 	o := &observation{election: e, keys: []string{e.name, e.name + fenceKeySuffix}, wake: make(chan struct{}, 1)}
 	w := &c.watcher
-	w.armingMu.Lock()
-	defer w.armingMu.Unlock()
-	if w.ctx.Err() != nil || c.closed.Load() {
-		close(leaders)
-		return leaders
-	}
-	w.arming.Go(func() {
+	if c.closed.Load() || !w.Go(func() {
 		defer close(leaders)
 		o.run(ctx, leaders)
-	})
+	}) {
+		close(leaders)
+	}
 	return leaders
 }
 
@@ -73,7 +69,7 @@ func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 		default:
 		}
 		views, armed := o.arm(ctx)
-		if ctx.Err() != nil || w.ctx.Err() != nil {
+		if ctx.Err() != nil || w.Context().Err() != nil {
 			return
 		}
 		bound := time.Duration(-1)
@@ -84,7 +80,7 @@ func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 				case leaders <- leader:
 				case <-ctx.Done():
 					return
-				case <-w.ctx.Done():
+				case <-w.Context().Done():
 					return
 				}
 				last = leader
@@ -107,7 +103,7 @@ func (o *observation) run(ctx context.Context, leaders chan<- Leader) {
 		case <-expired:
 		case <-ctx.Done():
 			return
-		case <-w.ctx.Done():
+		case <-w.Context().Done():
 			return
 		}
 		timer.Stop()
@@ -133,10 +129,10 @@ func (o *observation) arm(ctx context.Context) ([]nodeView, int) {
 	}
 	armCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(w.ctx, cancel)
+	stop := context.AfterFunc(w.Context(), cancel)
 	defer stop()
 	views := make([]nodeView, c.group.Len())
-	tag := w.newWriteTag()
+	tag := w.NewWriteTag()
 	// A key has one arming per node. While a renewed hold watches the lock
 	// key, arm the counter alone and ride on the hold's arming.
 	keys := o.keys
@@ -199,18 +195,15 @@ func (w *watcher) forgetObservation(o *observation) {
 
 // watches reports whether a renewed hold of the Client watches key.
 func (w *watcher) watches(key string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.holds[key] != nil
+	_, ok := w.HolderOf(key)
+	return ok
 }
 
 // armAgain re-arms the keys of the renewed hold that watches key, under
 // its last write's tag, unless that write is under way.
 func (w *watcher) armAgain(key string) {
-	w.mu.Lock()
-	m := w.holds[key]
-	w.mu.Unlock()
-	if m == nil {
+	m, ok := w.HolderOf(key)
+	if !ok {
 		return
 	}
 	h := &m.hold
@@ -218,7 +211,7 @@ func (w *watcher) armAgain(key string) {
 	generation, tag, armed := h.Generation, h.WatchTag, h.Held && !h.Lost && !h.Writing
 	h.Mu.Unlock()
 	if armed {
-		m.startArming(generation, tag, allNodes)
+		w.StartArming(m, generation, tag, allNodes)
 	}
 }
 

@@ -140,7 +140,7 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 	if m.watched() {
 		// The extension changes the keys: their changes reported from
 		// now on under an older tag are its own (see watcher).
-		h.WatchTag, h.Writing = m.client.watcher.newWriteTag(), true
+		h.WatchTag, h.Writing = m.client.watcher.NewWriteTag(), true
 		e.watchTag = h.WatchTag
 	}
 	h.Mu.Unlock()

@@ -128,7 +128,7 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uin
 	generation := h.StartLocked(m.acquisition.token(), start, until, fence, m.options.TTL)
 	watched := m.watched()
 	if watched {
-		h.WatchTag = c.watcher.newWriteTag()
+		h.WatchTag = c.watcher.NewWriteTag()
 	}
 	tag := h.WatchTag
 	listed := c.holds.AddLocked((*livenessLock)(m))

@@ -19,7 +19,7 @@ type renewer struct {
 	// reused, and arming the armings of the batch's watched holds (see
 	// armBatch): they belong to the renewer's goroutine.
 	extenders []*extender
-	arming    *armingBatch
+	arming    *liveness.ArmingBatch[*livenessLock]
 }
 
 // maxRenewalBatch bounds the extensions the renewer sends at once.
@@ -80,6 +80,24 @@ func (r *renewer) serve(due []liveness.Renewal[*livenessLock]) {
 		(*Mutex)(event.Lock).finishRenewal(event, r.extenders[i])
 	}
 	r.startArmingBatch()
+}
+
+// armLater adds the arming of m's hold of the given generation, under
+// tag, to the batch being filled. It runs on the renewer's goroutine.
+func (r *renewer) armLater(m *Mutex, generation, tag uint64) {
+	if r.arming == nil {
+		r.arming = r.client.watcher.SpareBatch()
+	}
+	r.arming.Add((*livenessLock)(m), generation, tag)
+}
+
+// startArmingBatch arms the batch filled so far, if any, on a goroutine
+// of its own.
+func (r *renewer) startArmingBatch() {
+	if batch := r.arming; batch != nil {
+		r.arming = nil
+		r.client.watcher.StartBatch(batch)
+	}
 }
 
 // extender returns the i-th extender of a batch, made on first use.
