@@ -14,36 +14,6 @@ var closedChannel = liveness.ClosedChannel()
 // currentHold asks for the hold of whichever generation is current.
 const currentHold = liveness.CurrentHold
 
-// livenessLock is a Mutex as the liveness room sees it (liveness.Lock).
-type livenessLock Mutex
-
-// Hold returns the Mutex's hold.
-func (l *livenessLock) Hold() *liveness.Hold { return &l.hold }
-
-// LossMargin returns how long before the end of its validity the end of a
-// hold is signalled: two node timeouts for a renewed hold, so that its
-// holder gets one to stop while the hold is still exclusive. A hold that
-// nobody renews ends with its validity.
-func (l *livenessLock) LossMargin() time.Duration {
-	if !l.options.AutoExtend {
-		return 0
-	}
-	return 2 * l.client.options.NodeTimeout
-}
-
-// EndCame signals the end of the hold of the given generation.
-func (l *livenessLock) EndCame(generation uint64) {
-	m := (*Mutex)(l)
-	if m.options.AutoExtend {
-		m.signalLost(generation, fmt.Errorf("%w: %q was not renewed %v before its validity ends", ErrLockLost, m.key, l.LossMargin()))
-		return
-	}
-	m.signalLost(generation, fmt.Errorf("%w: the validity of %q passed", ErrLockLost, m.key))
-}
-
-// lossMargin is livenessLock.LossMargin.
-func (m *Mutex) lossMargin() time.Duration { return (*livenessLock)(m).LossMargin() }
-
 // Until returns the end of the hold's validity, a reading of the Client's
 // monotonic clock, or the zero time when the Mutex is not held.
 // Until then, and only then, the hold is exclusive under the algorithm's

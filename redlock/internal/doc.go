@@ -16,8 +16,8 @@
 //  5. The quorum. A quorum of votes and a positive validity, the TTL less
 //     the time spent and the drift allowance (redlock/quorum.go), make a
 //     hold (redlock/hold.go, liveness). Its end is watched (liveness), its
-//     renewal scheduled (liveness) and sent (redlock/renewal.go), its keys
-//     watched for cuts (liveness, redlock/watch.go).
+//     renewal scheduled (liveness) and sent (redlock/liveness.go), its keys
+//     watched for cuts (liveness).
 //  6. The wait. A failed attempt releases what it set, and the Mutex waits
 //     (redlock/wait.go, waiting): for its retry delay, or until a release
 //     of its key is announced by a quorum.
