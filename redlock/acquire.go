@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockmux/lockmux/redlock/internal/round"
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
@@ -176,7 +177,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	}
 	end := clock.Now()
 	elapsed := end.Sub(start)
-	remaining := validity(m.options.TTL, elapsed, c.options.DriftFactor)
+	remaining := round.Validity(m.options.TTL, elapsed, c.options.DriftFactor)
 	// A node that connected during the round may have shown that two
 	// addresses reach one server (its OnConnect ran before it carried the
 	// round's command): then the count cannot be trusted.

@@ -13,6 +13,7 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/connection"
 	"github.com/lockmux/lockmux/redlock/internal/liveness"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
@@ -79,7 +80,7 @@ func New(addresses []string, options Options) (*Client, error) {
 			options.Quarantine = QuarantineOn
 		}
 	}
-	c := &Client{options: options, need: quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
+	c := &Client{options: options, need: round.Quorum(len(addresses)), runIDs: make(map[string]string, len(addresses)),
 		dialAddresses: append([]string(nil), addresses...), closing: make(chan struct{})}
 	c.renewer.init(c)
 	c.ends.Init(options.clock)

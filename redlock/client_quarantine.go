@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // epochKey is the key of a node's epoch marker, which the doctor shares.
@@ -17,7 +18,7 @@ const epochKey = quarantine.EpochKey
 func (c *Client) newQuarantine(watch bool) *quarantine.Quarantine {
 	config := quarantine.Config{
 		Group: c.group, Nodes: len(c.dialAddresses), Need: c.need, Clock: c.options.clock,
-		Threshold:   c.options.MaxTTL + drift(c.options.MaxTTL, c.options.DriftFactor),
+		Threshold:   c.options.MaxTTL + round.Drift(c.options.MaxTTL, c.options.DriftFactor),
 		DialTimeout: c.options.DialTimeout, NodeTimeout: c.options.NodeTimeout,
 		Quarantined: ErrQuarantined, Unreachable: ErrNodeUnreachable, UnexpectedReply: errUnexpectedReply,
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // Extend renews the hold for another TTL from now, bounded by
@@ -160,7 +162,7 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 	if limit := acquired.Add(m.options.MaxHold).Sub(e.start); limit < e.ttl {
 		e.ttl = limit.Truncate(time.Millisecond)
 	}
-	if e.ttl < MinTTL || validity(e.ttl, 0, c.options.DriftFactor) <= 0 {
+	if e.ttl < MinTTL || round.Validity(e.ttl, 0, c.options.DriftFactor) <= 0 {
 		return e, errMaxHold
 	}
 	m.start(x.round, nodeExtend, e.token, e.ttl.Milliseconds(), nil)
@@ -183,7 +185,7 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 	tally := &r.tally
 	end := c.options.clock.Now()
 	elapsed := end.Sub(e.start)
-	remaining := validity(e.ttl, elapsed, c.options.DriftFactor)
+	remaining := round.Validity(e.ttl, elapsed, c.options.DriftFactor)
 	h := &m.hold
 	if e.watchTag != 0 {
 		h.Mu.Lock()
@@ -236,7 +238,7 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 		}
 	}
 	if err != nil {
-		shortest := e.start.Add(validity(e.ttl, 0, c.options.DriftFactor))
+		shortest := e.start.Add(round.Validity(e.ttl, 0, c.options.DriftFactor))
 		h.Mu.Lock()
 		if h.CurrentLocked(e.generation) && shortest.Before(h.Until) {
 			m.moveUntilLocked(shortest)

@@ -9,6 +9,7 @@ import (
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/connection"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // Defaults of Options. A zero field of Options means its default.
@@ -249,8 +250,8 @@ func (o MutexOptions) withDefaults(client Options) (MutexOptions, error) {
 	switch {
 	case o.TTL < MinTTL:
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "is below MinTTL ("+MinTTL.String()+")")
-	case validity(o.TTL, 0, client.DriftFactor) <= 0:
-		return o, invalidOption("MutexOptions.TTL", o.TTL, "does not exceed the drift allowance ("+drift(o.TTL, client.DriftFactor).String()+")")
+	case round.Validity(o.TTL, 0, client.DriftFactor) <= 0:
+		return o, invalidOption("MutexOptions.TTL", o.TTL, "does not exceed the drift allowance ("+round.Drift(o.TTL, client.DriftFactor).String()+")")
 	case client.Quarantine == QuarantineOn && o.TTL > client.MaxTTL:
 		return o, invalidOption("MutexOptions.TTL", o.TTL, "exceeds Options.MaxTTL ("+client.MaxTTL.String()+"), which the quarantine relies on")
 	case o.AutoExtend && o.TTL < nodeTimeoutsPerTTL*client.NodeTimeout:

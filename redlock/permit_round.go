@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // attemptOneOf acquires whichever candidate a quorum grants, in one round:
@@ -61,7 +63,7 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	}
 	end := clock.Now()
 	elapsed := end.Sub(start)
-	remaining := validity(m.options.TTL, elapsed, c.options.DriftFactor)
+	remaining := round.Validity(m.options.TTL, elapsed, c.options.DriftFactor)
 	unusable := c.usable()
 	acquired := won != nil && committed && remaining > 0 && unusable == nil
 	c.stats.recordAcquire(elapsed, acquired)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // resume checks whether a quorum of nodes still holds the keys with
@@ -40,7 +42,7 @@ func (m *Mutex) resume(ctx context.Context, attempt int) (time.Duration, uint64)
 	slices.Sort(remaining)
 	// A quorum holds the keys for at least the need-th longest TTL.
 	quorumTTL := time.Duration(remaining[len(remaining)-c.need]) * time.Millisecond
-	until := start.Add(validity(quorumTTL, 0, c.options.DriftFactor))
+	until := start.Add(round.Validity(quorumTTL, 0, c.options.DriftFactor))
 	lent.remainingTTLs = remaining
 	if !until.After(end) {
 		return elapsed, 0

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // nodeRound is one round of a Mutex: one command of the protocol table
@@ -130,7 +131,7 @@ func (c *Client) roundDeadline() time.Time {
 func (m *Mutex) releaseCarriedUntil() time.Time {
 	c := m.client
 	ttl := max(m.options.TTL, time.Duration(m.hold.LongestTTL.Load()))
-	return time.Now().Add(ttl + drift(ttl, c.options.DriftFactor) + c.options.NodeTimeout)
+	return time.Now().Add(ttl + round.Drift(ttl, c.options.DriftFactor) + c.options.NodeTimeout)
 }
 
 // reportNodeErrors counts the failed nodes of a round and tells the

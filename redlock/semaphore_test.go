@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockmux/lockmux/internal/faultnet"
 	"github.com/lockmux/lockmux/internal/redistest"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // countingAcquireScript is the permit of a semaphore that counts holders
@@ -46,7 +47,7 @@ func TestSemaphoreAdmitsNoMoreThanItsLimitWhereCountingWould(t *testing.T) {
 				granted++
 			}
 		}
-		if granted >= quorum(3) {
+		if granted >= round.Quorum(3) {
 			counted++
 		}
 	}
@@ -81,7 +82,7 @@ func TestSemaphoreAdmitsNoMoreThanItsLimitWhereCountingWould(t *testing.T) {
 				holders++
 			}
 		}
-		assert.GreaterOrEqual(t, holders, quorum(3), "slot %d is held by a quorum", slot)
+		assert.GreaterOrEqual(t, holders, round.Quorum(3), "slot %d is held by a quorum", slot)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // nodeOutcome is what one node answered in a round.
@@ -346,7 +347,7 @@ func (t *tally) quorumError(key string, addresses []string, elapsed time.Duratio
 	storage := &quorumErrorStorage{}
 	e := &storage.QuorumError
 	e.Operation, e.Key, e.Got, e.Need, e.Elapsed = t.operation(), key, t.got, t.need, elapsed
-	e.Unreachable = !quorumPossible(t.got, t.failed, len(t.nodes))
+	e.Unreachable = !round.QuorumPossible(t.got, t.failed, len(t.nodes))
 	if len(t.nodes) <= len(storage.inline) {
 		e.Nodes = storage.inline[:len(t.nodes)]
 	} else {

@@ -40,6 +40,7 @@ var layers = map[string][]string{
 	"redlock/internal/waiting":    {"mux", "resp", "redlock/internal/naming"},
 	"redlock/internal/quarantine": {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
 	"redlock/internal/liveness":   {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
+	"redlock/internal/round":      {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol", "redlock/internal/quarantine"},
 }
 
 // allowedModules are the modules non-test files of the main module may
@@ -200,6 +201,13 @@ func TestProblem(t *testing.T) {
 		{name: "the liveness room imports the waiting room", file: main("redlock/internal/liveness"), importPath: module + "/redlock/internal/waiting"},
 		{name: "the liveness room imports conn", file: main("redlock/internal/liveness"), importPath: module + "/conn"},
 		{name: "redlock imports the liveness room", file: main("redlock"), importPath: module + "/redlock/internal/liveness", wantOK: true},
+		{name: "the round imports mux", file: main("redlock/internal/round"), importPath: module + "/mux", wantOK: true},
+		{name: "the round imports the protocol", file: main("redlock/internal/round"), importPath: module + "/redlock/internal/protocol", wantOK: true},
+		{name: "the round imports the quarantine", file: main("redlock/internal/round"), importPath: module + "/redlock/internal/quarantine", wantOK: true},
+		{name: "the round imports redlock", file: main("redlock/internal/round"), importPath: module + "/redlock"},
+		{name: "the round imports the waiting room", file: main("redlock/internal/round"), importPath: module + "/redlock/internal/waiting"},
+		{name: "the round imports conn", file: main("redlock/internal/round"), importPath: module + "/conn"},
+		{name: "redlock imports the round", file: main("redlock"), importPath: module + "/redlock/internal/round", wantOK: true},
 		{name: "the doctor imports the quarantine", file: main("redlock/doctor"), importPath: module + "/redlock/internal/quarantine", wantOK: true},
 		{name: "redlock imports conn, around mux", file: main("redlock"), importPath: module + "/conn"},
 		{name: "a subpackage of redlock imports conn", file: main("redlock/doctor"), importPath: module + "/conn"},

@@ -14,7 +14,7 @@
 //     (redlock/tally.go), which reads it by its row (protocol) and asks the
 //     quarantine (quarantine) whether the vote counts.
 //  5. The quorum. A quorum of votes and a positive validity, the TTL less
-//     the time spent and the drift allowance (redlock/quorum.go), make a
+//     the time spent and the drift allowance (round/quorum.go), make a
 //     hold (redlock/hold.go, liveness). Its end is watched (liveness), its
 //     renewal scheduled (liveness) and sent (redlock/liveness.go), its keys
 //     watched for cuts (liveness).

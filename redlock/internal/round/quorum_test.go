@@ -1,4 +1,4 @@
-package redlock
+package round
 
 import (
 	"math/rand/v2"
@@ -26,7 +26,7 @@ func TestQuorum(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(strconv.Itoa(test.nodes)+" nodes", func(t *testing.T) {
-			need := quorum(test.nodes)
+			need := Quorum(test.nodes)
 			assert.Equal(t, test.want, need)
 			// Two quorums always share a node, and a quorum is never more
 			// than the nodes there are.
@@ -58,7 +58,7 @@ func TestValidity(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			assert.Equal(t, test.want, validity(test.ttl, test.elapsed, test.driftFactor))
+			assert.Equal(t, test.want, Validity(test.ttl, test.elapsed, test.driftFactor))
 		})
 	}
 }
@@ -68,30 +68,33 @@ func TestValidity(t *testing.T) {
 // regression test for a known bug of another library, which computed
 // ttl − (elapsed − drift): adding the drift gave a validity longer than
 // what was left of the TTL.
+// minTTL is redlock.MinTTL, the shortest TTL a lock takes.
+const minTTL = 10 * time.Millisecond
+
 func TestValidityProperties(t *testing.T) {
 	random := rand.New(rand.NewPCG(1, 2))
 	for range 100_000 {
-		ttl := MinTTL + time.Duration(random.Int64N(int64(time.Hour)))
+		ttl := minTTL + time.Duration(random.Int64N(int64(time.Hour)))
 		elapsed := time.Duration(random.Int64N(int64(2 * ttl)))
 		driftFactor := random.Float64() * 0.5
-		got := validity(ttl, elapsed, driftFactor)
+		got := Validity(ttl, elapsed, driftFactor)
 		if got >= ttl-elapsed {
-			t.Fatalf("validity(%v, %v, %v) = %v, not below what is left of the TTL, %v", ttl, elapsed, driftFactor, got, ttl-elapsed)
+			t.Fatalf("Validity(%v, %v, %v) = %v, not below what is left of the TTL, %v", ttl, elapsed, driftFactor, got, ttl-elapsed)
 		}
 		if elapsed >= ttl && got > 0 {
-			t.Fatalf("validity(%v, %v, %v) = %v: positive although the operation took the whole TTL", ttl, elapsed, driftFactor, got)
+			t.Fatalf("Validity(%v, %v, %v) = %v: positive although the operation took the whole TTL", ttl, elapsed, driftFactor, got)
 		}
 		longer := elapsed + 1 + time.Duration(random.Int64N(int64(time.Second)))
-		if later := validity(ttl, longer, driftFactor); later >= got {
-			t.Fatalf("validity(%v, %v, %v) = %v, not below %v for the shorter elapsed %v", ttl, longer, driftFactor, later, got, elapsed)
+		if later := Validity(ttl, longer, driftFactor); later >= got {
+			t.Fatalf("Validity(%v, %v, %v) = %v, not below %v for the shorter elapsed %v", ttl, longer, driftFactor, later, got, elapsed)
 		}
 		more := driftFactor + random.Float64()*(0.5-driftFactor)
-		if drifted := validity(ttl, elapsed, more); drifted > got {
-			t.Fatalf("validity(%v, %v, %v) = %v, above %v for the smaller drift factor %v", ttl, elapsed, more, drifted, got, driftFactor)
+		if drifted := Validity(ttl, elapsed, more); drifted > got {
+			t.Fatalf("Validity(%v, %v, %v) = %v, above %v for the smaller drift factor %v", ttl, elapsed, more, drifted, got, driftFactor)
 		}
 		bigger := ttl + time.Duration(random.Int64N(int64(time.Second)))
-		if extended := validity(bigger, elapsed, driftFactor); extended < got {
-			t.Fatalf("validity(%v, %v, %v) = %v, below %v for the shorter TTL %v", bigger, elapsed, driftFactor, extended, got, ttl)
+		if extended := Validity(bigger, elapsed, driftFactor); extended < got {
+			t.Fatalf("Validity(%v, %v, %v) = %v, below %v for the shorter TTL %v", bigger, elapsed, driftFactor, extended, got, ttl)
 		}
 	}
 }
@@ -123,7 +126,7 @@ func TestCountQuorum(t *testing.T) {
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
 			assert.Equal(t, test.want, countQuorum(test.got, test.failed, test.total))
-			assert.Equal(t, test.want != quorumImpossible, quorumPossible(test.got, test.failed, test.total))
+			assert.Equal(t, test.want != quorumImpossible, QuorumPossible(test.got, test.failed, test.total))
 		})
 	}
 }

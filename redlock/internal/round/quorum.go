@@ -1,4 +1,4 @@
-package redlock
+package round
 
 import "time"
 
@@ -6,27 +6,27 @@ import "time"
 // ttl·driftFactor. It covers the granularity of the servers' expiry clocks.
 const driftAllowance = 2 * time.Millisecond
 
-// quorum returns the number of nodes that must confirm an operation out of
+// Quorum returns the number of nodes that must confirm an operation out of
 // nodes: a strict majority, nodes/2+1. Two quorums of the same nodes always
 // share a node. For an even count this is one more than half (2 of 2, 3 of
 // 4, 4 of 6).
-func quorum(nodes int) int {
+func Quorum(nodes int) int {
 	return nodes/2 + 1
 }
 
-// drift returns the clock drift allowance for a ttl: ttl·driftFactor plus
+// Drift returns the clock drift allowance for a ttl: ttl·driftFactor plus
 // driftAllowance.
-func drift(ttl time.Duration, driftFactor float64) time.Duration {
+func Drift(ttl time.Duration, driftFactor float64) time.Duration {
 	return time.Duration(float64(ttl)*driftFactor) + driftAllowance
 }
 
-// validity returns how long a hold taken with ttl stays valid after an
+// Validity returns how long a hold taken with ttl stays valid after an
 // operation that took elapsed, measured from that operation's start:
 // ttl − elapsed − (ttl·driftFactor + 2 ms). A result ≤ 0 means the hold must
 // not be reported. The drift is subtracted, never added, so the result is
 // never greater than ttl − elapsed.
-func validity(ttl, elapsed time.Duration, driftFactor float64) time.Duration {
-	return ttl - elapsed - drift(ttl, driftFactor)
+func Validity(ttl, elapsed time.Duration, driftFactor float64) time.Duration {
+	return ttl - elapsed - Drift(ttl, driftFactor)
 }
 
 // quorumState is the state of a round's count of confirmations.
@@ -50,7 +50,7 @@ func countQuorum(got, failed, total int) quorumState {
 	if got < 0 || failed < 0 || got+failed > total {
 		return quorumImpossible
 	}
-	need := quorum(total)
+	need := Quorum(total)
 	switch {
 	case got >= need:
 		return quorumReached
@@ -60,12 +60,12 @@ func countQuorum(got, failed, total int) quorumState {
 	return quorumPending
 }
 
-// quorumPossible reports whether a quorum can still be reached in a round of
+// QuorumPossible reports whether a quorum can still be reached in a round of
 // total nodes in which got nodes confirmed and failed nodes will not
 // confirm. Passing only the node failures (errors, timeouts, commands not
 // sent) as failed tells whether the quorum is unreachable, which
-// ErrQuorumUnreachable reports; passing every refusal tells whether waiting
+// redlock.ErrQuorumUnreachable reports; passing every refusal tells whether waiting
 // for the remaining nodes can change the result.
-func quorumPossible(got, failed, total int) bool {
+func QuorumPossible(got, failed, total int) bool {
 	return countQuorum(got, failed, total) != quorumImpossible
 }
