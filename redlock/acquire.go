@@ -50,14 +50,14 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			return err
 		default:
 			m.wait.AfterFailedAttempt()
-			tally := &m.acquisitionRound().tally
-			m.wait.failed.copyFrom(tally)
+			tally := &m.acquisitionRound().Tally
+			m.wait.failed.CopyFrom(tally)
 			m.wait.failedElapsed = elapsed
-			if tally.unreachable() {
+			if tally.Unreachable() {
 				// Nodes that are down were being dialled again: give them one
 				// chance to come back before saying the quorum is out of reach.
 				// A misconfigured node cannot come back that way.
-				if reconnected || !tally.downByTransport() {
+				if reconnected || !tally.DownByTransport() {
 					return m.failure(failure)
 				}
 				reconnected = true
@@ -76,9 +76,9 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		// refusing, as they told (refusedFor). The rounds are lent: after
 		// a hold that started and was dropped, the tally counts nothing
 		// (see lentRounds).
-		tally := &m.acquisitionRound().tally
-		got, refused, refusedFor := tally.got, tally.refused, tally.refusedOnQuorumFor()
-		if err != nil && inLine && tally.lostPlace() {
+		tally := &m.acquisitionRound().Tally
+		got, refused, refusedFor := tally.Got, tally.Refused, tally.RefusedOnQuorumFor()
+		if err != nil && inLine && tally.LostPlace() {
 			// The waiter's place lapsed while it did not try (a pause
 			// longer than its heartbeat), or the nodes that served it in a
 			// split vote took it out of line: it leaves what is left of
@@ -86,7 +86,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 			m.leaveLine(&m.wait.line)
 			inLine = false
 		}
-		if err != nil && refused > 0 && m.kind == kindFair && !inLine {
+		if err != nil && refused > 0 && m.kind == round.KindFair && !inLine {
 			// Somebody holds the lock, or waits for it: take a place in
 			// line, which the later attempts keep. Its rounds are the
 			// acquisition's: the attempt's tally was read above.
@@ -99,7 +99,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 		// backs off at random, so that competitors fall out of step. A
 		// reader competes with nobody: it waits for the writer's release.
 		held := err != nil && refused > 0
-		backoff := held && got > 0 && m.kind != kindRead
+		backoff := held && got > 0 && m.kind != round.KindRead
 		if err := m.wait.WaitToRetry(ctx, m.retryDelay(attempt), waiting.Failure{Held: held, Split: got > 0, Backoff: backoff, RefusedFor: refusedFor}); err != nil {
 			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, m.failure(failure))
 		}
@@ -112,7 +112,7 @@ func (m *Mutex) failure(failure error) error {
 	if failure != nil {
 		return failure
 	}
-	return m.wait.failed.quorumError(m.key, m.client.addresses, m.wait.failedElapsed)
+	return quorumError(&m.wait.failed, m.key, m.client.addresses, m.wait.failedElapsed)
 }
 
 // attempt runs one acquisition: one round, two with fencing, and a
@@ -132,7 +132,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 		return 0, 0, err
 	}
 	clock := c.options.clock
-	if m.kind == kindFair && number == 1 {
+	if m.kind == round.KindFair && number == 1 {
 		// A Lock's first attempt is a newcomer's: the identity of an
 		// earlier Lock's place in line is not this one's.
 		a.extras = nil
@@ -142,7 +142,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 		if generation != 0 {
 			return elapsed, generation, nil
 		}
-		if m.acquisitionRound().tally.unreachable() {
+		if m.acquisitionRound().Tally.Unreachable() {
 			// The nodes that could not check (down, or refusing the check
 			// by their configuration) could not take the keys either: the
 			// check's failure is the attempt's, not a "held by another"
@@ -154,25 +154,25 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	if c.quarantine != nil {
 		start = begun
 	}
-	command := nodeAcquire
+	command := round.Acquire
 	switch {
 	case m.options.Fencing:
-		command = nodeAcquireFenced
+		command = round.AcquireFenced
 	case len(m.keys) > 1:
-		command = nodeAcquireMulti
+		command = round.AcquireMulti
 	case number > 1:
-		command = nodeAcquireWaiting
+		command = round.AcquireWaiting
 	}
 	r := m.acquisitionRound()
 	m.start(r, command, a.token(), m.options.TTL.Milliseconds(), nil)
 	waitErr := m.exchange(ctx, r)
-	tally := &r.tally
+	tally := &r.Tally
 	var fence int64
 	committed := true
-	if m.options.Fencing && tally.got >= c.need && waitErr == nil {
+	if m.options.Fencing && tally.Got >= c.need && waitErr == nil {
 		if fence, committed = m.commitFence(ctx); !committed {
 			// The attempt failed at the commit: its error reports that.
-			tally.takeCommit(&m.commitRound().tally)
+			tally.TakeCommit(&m.commitRound().Tally)
 		}
 	}
 	end := clock.Now()
@@ -182,7 +182,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	// addresses reach one server (its OnConnect ran before it carried the
 	// round's command): then the count cannot be trusted.
 	unusable := c.usable()
-	acquired := tally.got >= c.need && committed && remaining > 0 && waitErr == nil && unusable == nil
+	acquired := tally.Got >= c.need && committed && remaining > 0 && waitErr == nil && unusable == nil
 	c.stats.recordAcquire(elapsed, acquired)
 	if acquired {
 		return elapsed, m.startAcquiredHold(start, end, remaining, fence, tally, number), nil
@@ -220,9 +220,9 @@ func (m *Mutex) begin(ctx context.Context) (begun time.Time, err error) {
 // and tells the observer. tally counted the acquisition; once the hold
 // starts, another goroutine may Unlock it and use the round and the
 // tally, so nothing of them is read after this.
-func (m *Mutex) startAcquiredHold(start, end time.Time, remaining time.Duration, fence int64, tally *tally, number int) uint64 {
+func (m *Mutex) startAcquiredHold(start, end time.Time, remaining time.Duration, fence int64, tally *round.Tally, number int) uint64 {
 	c := m.client
-	got := tally.got
+	got := tally.Got
 	generation := m.startHold(start, end.Add(remaining), fence, tally)
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: got, Need: c.need, Elapsed: end.Sub(start), Validity: remaining})
@@ -235,14 +235,14 @@ func (m *Mutex) startAcquiredHold(start, end time.Time, remaining time.Duration,
 // caller's context error first when it ended.
 func (m *Mutex) attemptFailed(ctx context.Context, number int, elapsed time.Duration) (time.Duration, uint64, error) {
 	c := m.client
-	tally := &m.acquisitionRound().tally
+	tally := &m.acquisitionRound().Tally
 	if observer := c.options.Observer; observer != nil {
-		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: tally.got, Need: c.need, Elapsed: elapsed,
-			Err: tally.quorumError(m.key, c.addresses, elapsed)})
+		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: number, Got: tally.Got, Need: c.need, Elapsed: elapsed,
+			Err: quorumError(tally, m.key, c.addresses, elapsed)})
 	}
 	if ctx.Err() != nil {
 		// The caller stopped waiting: its error says so first.
-		return elapsed, 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), tally.quorumError(m.key, c.addresses, elapsed))
+		return elapsed, 0, fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), quorumError(tally, m.key, c.addresses, elapsed))
 	}
 	return elapsed, 0, errAttemptFailed
 }
@@ -282,22 +282,22 @@ func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 	a := &m.acquisition
 	r, commit := m.acquisitionRound(), m.commitRound()
 	var fence int64
-	for _, node := range r.tally.nodes {
-		if node.outcome == OutcomeConfirmed && node.number > fence {
-			fence = node.number
+	for _, node := range r.Tally.Nodes {
+		if node.Outcome == round.OutcomeConfirmed && node.Number > fence {
+			fence = node.Number
 		}
 	}
 	fence++ // parseCounter admits no counter without a next fence
-	m.start(commit, nodeCommitFence, a.token(), fence, nil)
-	for i, node := range r.tally.nodes {
-		if node.outcome != OutcomeConfirmed {
-			commit.round.Skip(i) // it holds nothing of ours: not sent
+	m.start(commit, round.CommitFence, a.token(), fence, nil)
+	for i, node := range r.Tally.Nodes {
+		if node.Outcome != round.OutcomeConfirmed {
+			commit.Mux.Skip(i) // it holds nothing of ours: not sent
 		}
 	}
 	if m.exchange(ctx, commit) != nil {
 		return fence, false
 	}
-	return fence, commit.tally.got >= m.client.need
+	return fence, commit.Tally.Got >= m.client.need
 }
 
 // releaseAfterFailure sends the release to every node that may hold the key
@@ -307,26 +307,26 @@ func (m *Mutex) commitFence(ctx context.Context) (int64, bool) {
 // finishes it (see mux.Round.Carry). It announces nothing: waking the
 // waiters for a lock nobody held would only make them collide again.
 func (m *Mutex) releaseAfterFailure() {
-	m.releaseSet(nodeQuietRelease, noChoice)
+	m.releaseSet(round.QuietRelease, round.NoChoice)
 }
 
 // releaseSet sends command, a quiet release, to every node that may have
 // set a key in the acquisition round but for the candidate kept (see
-// tally.mayHoldOther), as releaseAfterFailure says.
-func (m *Mutex) releaseSet(command command, kept int64) {
+// round.Tally.MayHoldOther), as releaseAfterFailure says.
+func (m *Mutex) releaseSet(command round.Command, kept int64) {
 	r := m.acquisitionRound()
 	needed := false
-	for i := range r.tally.nodes {
-		if r.tally.mayHoldOther(i, kept) {
+	for i := range r.Tally.Nodes {
+		if r.Tally.MayHoldOther(i, kept) {
 			needed = true
 		}
 	}
 	if !needed {
 		return
 	}
-	for i := range r.tally.nodes {
-		if !r.tally.mayHoldOther(i, kept) {
-			r.round.Skip(i)
+	for i := range r.Tally.Nodes {
+		if !r.Tally.MayHoldOther(i, kept) {
+			r.Mux.Skip(i)
 		}
 	}
 	m.start(r, command, m.acquisition.token(), 0, nil)

@@ -24,9 +24,9 @@ var allScripts = scriptsBySHA()
 // scriptsBySHA returns every script sent by its SHA1.
 func scriptsBySHA() []*mux.Script {
 	scripts := []*mux.Script{permitsFreeLua, quarantine.MarkerScript}
-	for _, row := range commandTable {
-		if row.bySHA() && !slices.Contains(scripts, row.script) {
-			scripts = append(scripts, row.script)
+	for _, script := range round.ScriptsBySHA() {
+		if !slices.Contains(scripts, script) {
+			scripts = append(scripts, script)
 		}
 	}
 	return scripts
@@ -50,7 +50,7 @@ type Client struct {
 	ends          liveness.Ends[*livenessLock]
 	watcher       watcher
 	holds         liveness.Registry[*livenessLock]
-	rounds        roundLender // the rounds of the Mutexes' operations
+	rounds        round.Lender // the rounds of the Mutexes' operations
 
 	// runIDs maps each server's address to its last run_id; duplicate is
 	// set when two share one. The connections' dials write both.
@@ -85,7 +85,6 @@ func New(addresses []string, options Options) (*Client, error) {
 	c.renewer.init(c)
 	c.ends.Init(options.clock)
 	c.watcher.init(c)
-	c.rounds.client = c
 	groupOptions := options.connection().Group()
 	groupOptions.Scripts = allScripts
 	groupOptions.OnConnect = c.recordRunID
@@ -110,6 +109,7 @@ func New(addresses []string, options Options) (*Client, error) {
 	if c.options.Quarantine == QuarantineOn {
 		c.quarantine = c.newQuarantine(true)
 	}
+	c.rounds.Init(c.group, c.need, c.quarantine)
 	return c, nil
 }
 

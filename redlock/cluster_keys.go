@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // sameSlot returns why the keys of keySets, which one lock writes together
@@ -63,15 +64,15 @@ func (c *Client) releasedChannel(key string) string { return c.releasedChannelPr
 // map, which is that one. A fair lock's release is announced again
 // without the first waiter in line, which only the node knew: it wakes a
 // waiter as a plain lock's release does.
-func (m *Mutex) announceWhereAsked(ctx context.Context, r *nodeRound, message []byte) {
+func (m *Mutex) announceWhereAsked(ctx context.Context, r *round.Round, message []byte) {
 	if m.announceOn == "" {
 		return
 	}
 	c := m.client
-	for node, outcome := range r.tally.nodes {
+	for node, outcome := range r.Tally.Nodes {
 		// Only the replies the round gathered are read: a node's outcome
 		// is OutcomeConfirmed only then.
-		if outcome.outcome != OutcomeConfirmed || r.round.Reply(node).Int <= 0 || !c.group.Asked(r.round, node) {
+		if outcome.Outcome != round.OutcomeConfirmed || r.Mux.Reply(node).Int <= 0 || !c.group.Asked(r.Mux, node) {
 			continue // nothing released, or announced where the waiters listen
 		}
 		channels := m.releasedChannels()

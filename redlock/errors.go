@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockmux/lockmux/resp"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 var (
@@ -38,7 +38,7 @@ var (
 	// failed it: no connection, no reply in time, or a broken connection.
 	// A timeout also matches os.ErrDeadlineExceeded. A node's error reply
 	// does not match it.
-	ErrNodeUnreachable = errors.New("redlock: node unreachable")
+	ErrNodeUnreachable = round.ErrNodeUnreachable
 
 	// ErrInvalidOptions is wrapped by option validation errors, which name
 	// the field at fault.
@@ -69,21 +69,21 @@ var (
 	errAttemptFailed = errors.New("redlock: attempt failed")
 
 	// errNotAwaited: a node's reply came after its round was decided.
-	errNotAwaited = errors.New("redlock: reply not awaited: the round was already decided")
+	errNotAwaited = round.ErrNotAwaited
 
-	errUnexpectedReply = errors.New("redlock: unexpected reply")
+	errUnexpectedReply = round.ErrUnexpectedReply
 
 	errClientClosed = fmt.Errorf("%w: %w", ErrLockLost, ErrClosed)
 
 	// ErrConfig is matched by a node error that retrying cannot fix:
 	// NOAUTH, WRONGPASS, NOPERM, WRONGTYPE, READONLY, MOVED, ASK,
 	// CLUSTERDOWN or CROSSSLOT.
-	ErrConfig = errors.New("redlock: node configuration error")
+	ErrConfig = round.ErrConfig
 
 	// ErrFenceCounter is matched when a node's fencing counter is not a
 	// decimal integer from 0 to 2^63−2; that vote fails. It matches
 	// ErrConfig (docs/fencing.md).
-	ErrFenceCounter = fmt.Errorf("%w: bad fencing counter", ErrConfig)
+	ErrFenceCounter = round.ErrFenceCounter
 
 	// ErrNoLeader is matched by Election.Leader when no candidate leads on
 	// a quorum.
@@ -96,18 +96,8 @@ var (
 )
 
 // isConfigError reports whether a server's error reply should match
-// ErrConfig. A script's ACL refusal has the code ERR and is told by its
-// message (Redis 7.0 and 7.2 word it differently).
-func isConfigError(reply string) bool {
-	switch string(resp.ErrorCode([]byte(reply))) {
-	case "NOAUTH", "WRONGPASS", "NOPERM", "WRONGTYPE", "READONLY",
-		"MOVED", "ASK", "CLUSTERDOWN", "CROSSSLOT":
-		return true
-	case "ERR":
-		return strings.Contains(reply, "The user executing the script can't") || strings.Contains(reply, "ACL failure in script")
-	}
-	return false
-}
+// ErrConfig (round.IsConfigError).
+func isConfigError(reply string) bool { return round.IsConfigError(reply) }
 
 // Operation names the step of the algorithm that a QuorumError or a
 // NodeErrorEvent reports.

@@ -85,7 +85,7 @@ func (m *Mutex) extender() *extender {
 type extender struct {
 	mu       sync.Mutex // serializes Extend's callers; the renewer needs none
 	token    []byte     // grown to the longest token extended, then reused
-	round    *nodeRound
+	round    *round.Round
 	inFlight extension // the renewer's extension between send and gather
 	// batched makes the extension wait in the connections' buffers: the
 	// renewer writes a whole batch at once (mux.Group.Flush).
@@ -165,7 +165,7 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 	if e.ttl < MinTTL || round.Validity(e.ttl, 0, c.options.DriftFactor) <= 0 {
 		return e, errMaxHold
 	}
-	m.start(x.round, nodeExtend, e.token, e.ttl.Milliseconds(), nil)
+	m.start(x.round, round.Extend, e.token, e.ttl.Milliseconds(), nil)
 	if x.batched {
 		m.queue(x.round)
 	} else {
@@ -180,9 +180,9 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 // extension before MaxHold) shortens the keys on every node that applies
 // it, so even when it fails the validity becomes the shorter of the two:
 // its nodes may have applied it without a reply in time.
-func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error {
+func (m *Mutex) applyExtension(e extension, r *round.Round, automatic bool) error {
 	c := m.client
-	tally := &r.tally
+	tally := &r.Tally
 	end := c.options.clock.Now()
 	elapsed := end.Sub(e.start)
 	remaining := round.Validity(e.ttl, elapsed, c.options.DriftFactor)
@@ -202,7 +202,7 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 		// A node that connected during the round may have shown that two
 		// addresses reach one server: the count cannot be trusted.
 		err = unusable
-	case tally.got >= c.need && end.Before(e.until) && remaining > 0:
+	case tally.Got >= c.need && end.Before(e.until) && remaining > 0:
 		// A release of this hold is queued behind the repair on every
 		// node, so the repair cannot bring back a key it removed.
 		m.sending.RLock()
@@ -212,8 +212,8 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 			m.moveUntilLocked(end.Add(remaining))
 			repair = m.prepareRepairLocked(e, r)
 			if arm = m.watched() && h.WatchTag == e.watchTag; arm {
-				for i, node := range tally.nodes {
-					h.Watching[i] = node.outcome == OutcomeConfirmed
+				for i, node := range tally.Nodes {
+					h.Watching[i] = node.Outcome == round.OutcomeConfirmed
 				}
 			}
 		}
@@ -228,11 +228,11 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 		case arm:
 			m.startArming(e.generation, e.watchTag, allNodes)
 		}
-	case tally.got >= c.need:
+	case tally.Got >= c.need:
 		err = fmt.Errorf("%w: the extension of %q took %v and ended after the validity", ErrLockLost, m.key, elapsed)
 	default:
-		err = tally.quorumError(m.key, c.addresses, elapsed)
-		if tally.refused > len(tally.nodes)-c.need {
+		err = quorumError(tally, m.key, c.addresses, elapsed)
+		if tally.Refused > len(tally.Nodes)-c.need {
 			// A quorum of nodes said the hold is gone: it cannot come back.
 			m.signalLost(e.generation, err)
 		}
@@ -247,7 +247,7 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 	}
 	c.stats.recordExtend(elapsed, err == nil)
 	if observer := c.options.Observer; observer != nil {
-		observer.OnExtend(ExtendEvent{Key: m.key, Automatic: automatic, Got: tally.got, Need: c.need, Elapsed: elapsed, Validity: remaining, Err: err})
+		observer.OnExtend(ExtendEvent{Key: m.key, Automatic: automatic, Got: tally.Got, Need: c.need, Elapsed: elapsed, Validity: remaining, Err: err})
 	}
 	return err
 }
@@ -269,25 +269,25 @@ func (m *Mutex) applyExtension(e extension, r *nodeRound, automatic bool) error 
 // that a quorum confirmed: a node that refused the acquisition, or whose
 // answer was never counted, gave no vote to this hold and gets no key
 // from it.
-func (m *Mutex) prepareRepairLocked(e extension, r *nodeRound) bool {
+func (m *Mutex) prepareRepairLocked(e extension, r *round.Round) bool {
 	had := m.hold.Had
 	needed := false
-	for i, node := range r.tally.nodes {
+	for i, node := range r.Tally.Nodes {
 		switch {
-		case node.outcome == OutcomeConfirmed:
+		case node.Outcome == round.OutcomeConfirmed:
 			had[i] = true
-		case node.outcome == OutcomeMissing && had[i]:
+		case node.Outcome == round.OutcomeMissing && had[i]:
 			needed = true
 		}
 	}
 	if !needed {
 		return false
 	}
-	for i, node := range r.tally.nodes {
-		if node.outcome != OutcomeMissing || !had[i] {
-			r.round.Skip(i)
+	for i, node := range r.Tally.Nodes {
+		if node.Outcome != round.OutcomeMissing || !had[i] {
+			r.Mux.Skip(i)
 		}
 	}
-	m.start(r, nodeRepair, e.token, e.ttl.Milliseconds(), nil)
+	m.start(r, round.Repair, e.token, e.ttl.Milliseconds(), nil)
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lockmux/lockmux/redlock/internal/round"
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
@@ -41,20 +42,20 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 	}
 	line.heartbeat = strconv.AppendInt(line.heartbeat[:0], m.heartbeat().Milliseconds(), 10)
 	r := m.acquisitionRound()
-	m.start(r, nodeFairTicket, line.id[:], 0, nil)
-	if m.exchange(ctx, r) != nil || r.tally.got < c.need {
+	m.start(r, round.FairTicket, line.id[:], 0, nil)
+	if m.exchange(ctx, r) != nil || r.Tally.Got < c.need {
 		return false, m.lineRefused()
 	}
 	var largest int64
-	for _, node := range r.tally.nodes {
-		if node.outcome == OutcomeConfirmed {
-			largest = max(largest, node.number)
+	for _, node := range r.Tally.Nodes {
+		if node.Outcome == round.OutcomeConfirmed {
+			largest = max(largest, node.Number)
 		}
 	}
 	line.extras = [2][]byte{line.id[:], line.heartbeat}
 	a.extras = line.extras[:]
-	m.start(r, nodeFairEnqueue, line.id[:], largest+1, nil)
-	if m.exchange(ctx, r) != nil || r.tally.got < c.need {
+	m.start(r, round.FairEnqueue, line.id[:], largest+1, nil)
+	if m.exchange(ctx, r) != nil || r.Tally.Got < c.need {
 		err := m.lineRefused()
 		m.leaveLine(line)
 		return false, err
@@ -66,11 +67,11 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 // lineRefused returns a joinLine round's error when configuration
 // refusals leave no quorum.
 func (m *Mutex) lineRefused() error {
-	tally := &m.acquisitionRound().tally
-	if !tally.refusedByConfiguration() {
+	tally := &m.acquisitionRound().Tally
+	if !tally.RefusedByConfiguration() {
 		return nil
 	}
-	return tally.quorumError(m.key, m.client.addresses, 0)
+	return quorumError(tally, m.key, m.client.addresses, 0)
 }
 
 // leaveLine takes the waiter out of line on every node, without waiting.
@@ -79,6 +80,6 @@ func (m *Mutex) leaveLine(line *fairLine) {
 	a.extras = nil
 	m.client.notifier.LeaveLine(&m.wait.Waiter)
 	r := m.acquisitionRound()
-	m.start(r, nodeFairLeave, line.id[:], 0, nil)
+	m.start(r, round.FairLeave, line.id[:], 0, nil)
 	m.send(r)
 }

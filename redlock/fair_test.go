@@ -9,7 +9,6 @@ import (
 
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
-	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -332,33 +331,4 @@ func queuedOnAnyNode(t *testing.T, nodes *cluster, key, id string) bool {
 // fair lock key.
 func queuedOn(t *testing.T, server *redistest.Server, key, id string) bool {
 	return server.Do(t, "EVAL", "return redis.call('ZSCORE', KEYS[1], ARGV[1]) and 1 or 0", "1", key+naming.QueueKeySuffix, id) == "1"
-}
-
-// A waiter joins the line again only when the nodes that still have its
-// place cannot serve it: some node said it is not in its line, and fewer
-// than a quorum said it is. A node that timed out says nothing.
-func TestFairLockWaiterRejoinsWhenNoQuorumKeepsItsPlace(t *testing.T) {
-	lost := nodeOutcome{outcome: OutcomeHeld, number: protocol.RefusalOutOfLine}
-	kept := nodeOutcome{outcome: OutcomeHeld, number: 250}
-	keptUnknown := nodeOutcome{outcome: OutcomeHeld, number: protocol.RefusalUnknown}
-	served := nodeOutcome{outcome: OutcomeConfirmed}
-	timedOut := nodeOutcome{outcome: OutcomeTimeout}
-	tests := []struct {
-		name  string
-		nodes []nodeOutcome
-		want  bool
-	}{
-		{name: "every node dropped it", nodes: []nodeOutcome{lost, lost, lost}, want: true},
-		{name: "a quorum keeps it", nodes: []nodeOutcome{lost, kept, keptUnknown}},
-		{name: "one node keeps it, one timed out", nodes: []nodeOutcome{lost, kept, timedOut}, want: true},
-		{name: "served by one node, dropped by another", nodes: []nodeOutcome{served, lost, kept}, want: true},
-		{name: "no node dropped it", nodes: []nodeOutcome{kept, timedOut, timedOut}},
-		{name: "every node keeps it", nodes: []nodeOutcome{kept, kept, kept}},
-	}
-	for _, test := range tests {
-		t.Run(test.name, func(t *testing.T) {
-			tally := &tally{need: 2, nodes: test.nodes}
-			assert.Equal(t, test.want, tally.lostPlace())
-		})
-	}
 }

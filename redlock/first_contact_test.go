@@ -12,6 +12,7 @@ import (
 	"github.com/lockmux/lockmux/internal/redistest"
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/protocol"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,10 +26,8 @@ func TestEveryScriptSentBySHAIsLoadedOnConnect(t *testing.T) {
 	nodes := startCluster(t, 1, redistest.Options{})
 	nodes.client(t, Options{}) // connected
 	scripts := map[string]*mux.Script{"protocol.PermitsFree": protocol.PermitsFree}
-	for command, row := range commandTable {
-		if row.bySHA() {
-			scripts[fmt.Sprintf("protocol row %d", command)] = row.script
-		}
+	for command, script := range round.ScriptsBySHA() {
+		scripts[fmt.Sprintf("protocol row %d", command)] = script
 	}
 	for name, script := range scripts {
 		assert.Equal(t, "[1]", nodes.servers[0].Do(t, "SCRIPT", "EXISTS", script.SHA()), "the script of %s is not loaded", name)

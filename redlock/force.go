@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"fmt"
+
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // ForceRelease deletes the lock key on every node, whoever holds it, and
@@ -24,15 +26,15 @@ func (c *Client) ForceRelease(ctx context.Context, key string) (int, error) {
 	newReleaseIdentity(&identity)
 	r := m.acquisitionRound()
 	defer m.giveBackRounds()
-	m.start(r, nodeForceRelease, identity[:], 0, nil)
+	m.start(r, round.ForceRelease, identity[:], 0, nil)
 	err := m.exchange(ctx, r)
 	m.announceWhereAsked(ctx, r, identity[:])
 	released, failed := 0, 0
-	for _, node := range r.tally.nodes {
+	for _, node := range r.Tally.Nodes {
 		switch {
-		case node.outcome == OutcomeConfirmed && node.number == 1:
+		case node.Outcome == round.OutcomeConfirmed && node.Number == 1:
 			released++
-		case node.outcome != OutcomeConfirmed:
+		case node.Outcome != round.OutcomeConfirmed:
 			failed++
 		}
 	}
@@ -40,7 +42,7 @@ func (c *Client) ForceRelease(ctx context.Context, key string) (int, error) {
 	case err != nil:
 		return released, fmt.Errorf("redlock: force release of %q: %w", key, err)
 	case failed > 0:
-		return released, fmt.Errorf("redlock: force release of %q: %w", key, r.tally.quorumError(key, c.addresses, 0))
+		return released, fmt.Errorf("redlock: force release of %q: %w", key, quorumError(&r.Tally, key, c.addresses, 0))
 	}
 	return released, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/redlock/internal/liveness"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // closedChannel is what Done returns when there is no hold.
@@ -84,12 +85,12 @@ func (m *Mutex) Done() <-chan struct{} {
 // renewal. It returns the hold's generation. The nodes that confirmed the
 // round counted by tally, its acquisition or its resumption, are the
 // nodes the hold had; the rounds lent for it are given back.
-func (m *Mutex) startHold(start, until time.Time, fence int64, tally *tally) uint64 {
+func (m *Mutex) startHold(start, until time.Time, fence int64, tally *round.Tally) uint64 {
 	c := m.client
 	h := &m.hold
 	h.Mu.Lock()
-	for i, node := range tally.nodes {
-		h.Had[i] = node.outcome == OutcomeConfirmed
+	for i, node := range tally.Nodes {
+		h.Had[i] = node.Outcome == round.OutcomeConfirmed
 		h.Watching[i] = h.Had[i]
 	}
 	// The held Mutex keeps no round: its release borrows one once it

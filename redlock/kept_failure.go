@@ -3,14 +3,16 @@ package redlock
 import (
 	"fmt"
 	"time"
+
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // keptFailure is the failure of an attempt that an acquisition which
 // waits keeps, so that it makes the error only if it returns it: an
 // attempt that fails and is retried allocates nothing.
 type keptFailure struct {
-	cause   error // the failure, or nil when it is the tally's
-	tally   tally // the failed round's tally, while cause is nil
+	cause   error       // the failure, or nil when it is the tally's
+	tally   round.Tally // the failed round's tally, while cause is nil
 	key     string
 	elapsed time.Duration
 }
@@ -24,7 +26,7 @@ var errFailureKept = fmt.Errorf("%w: the failure is kept", ErrNotAcquired)
 // acquisition round's tally, which the caller reads with m's turn.
 func (f *keptFailure) keep(m *Mutex, elapsed time.Duration) {
 	f.cause, f.key, f.elapsed = nil, m.key, elapsed
-	f.tally.copyFrom(&m.acquisitionRound().tally)
+	f.tally.CopyFrom(&m.acquisitionRound().Tally)
 }
 
 // err returns the failure kept.
@@ -32,5 +34,5 @@ func (f *keptFailure) err(addresses []string) error {
 	if f.cause != nil {
 		return f.cause
 	}
-	return f.tally.quorumError(f.key, addresses, f.elapsed)
+	return quorumError(&f.tally, f.key, addresses, f.elapsed)
 }

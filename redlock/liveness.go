@@ -11,6 +11,7 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/liveness"
 	"github.com/lockmux/lockmux/redlock/internal/protocol"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 	"github.com/lockmux/lockmux/resp"
 )
 
@@ -255,7 +256,7 @@ func (w *watcher) init(c *Client) {
 func (m *Mutex) watched() bool {
 	// A reader's entry is a member of a sorted set, which the arming read
 	// cannot read: it is renewed on schedule.
-	return m.options.AutoExtend && m.client.options.Protocol != ProtocolRESP2 && m.kind != kindRead
+	return m.options.AutoExtend && m.client.options.Protocol != ProtocolRESP2 && m.kind != round.KindRead
 }
 
 // watch lists the keys of m's hold, which starts, and makes sure the

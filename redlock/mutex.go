@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockmux/lockmux/redlock/internal/liveness"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // Mutex is a lock on one resource, or several with MutexOptions.Keys,
@@ -36,7 +37,7 @@ type resource struct {
 	keys []string // key, then MutexOptions.Keys
 	// kind is what the holds are: plain, fair, or a read/write lock's
 	// writer or reader, whose acquisitions also check its guards.
-	kind lockKind
+	kind round.Kind
 	// side holds the fencing counters' keys and the guards; nil for a
 	// plain Mutex.
 	side *sideKeys
@@ -48,7 +49,7 @@ type resource struct {
 // exclusion is the Mutex's exclusion within this process. Rule: turn holds
 // one token while a goroutine holds the Mutex or is acquiring it, and
 // acquisition belongs to that goroutine; its rounds are lent only while
-// an acquisition or a release runs (lent_rounds.go).
+// an acquisition or a release runs (rounds.go).
 type exclusion struct {
 	turn        chan struct{}
 	acquisition acquisition
@@ -104,7 +105,7 @@ func (m *Mutex) setGuards(guards []string) {
 // hold and to release it: the rounds of both, lent by the Client while
 // they run (see lentRounds), and the token of the next hold.
 type acquisition struct {
-	lent *lentRounds // nil but while an acquisition or a release runs
+	lent *round.Rounds // nil but while an acquisition or a release runs
 	// value is the token, and a space and the metadata with
 	// MutexOptions.Metadata: made by newMutex as large as it will be, and
 	// reused from hold to hold.
@@ -138,7 +139,7 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 		m.side = &sideKeys{fences: fenceKeys(m.keys)}
 	}
 	if m.options.Fair {
-		m.kind = kindFair
+		m.kind = round.KindFair
 		m.setGuards([]string{key + naming.QueueKeySuffix, key + naming.AliveKeySuffix, key + naming.TicketsKeySuffix})
 	}
 	if m.err = c.sameSlot(m.keys, m.fenceKeys(), m.guards()); m.err != nil {
@@ -225,7 +226,7 @@ func (m *Mutex) tried(elapsed time.Duration, generation uint64, err error, kept 
 		kept.keep(m, elapsed)
 		err = errFailureKept
 	case err == errAttemptFailed:
-		err = m.acquisitionRound().tally.quorumError(m.key, m.client.addresses, elapsed)
+		err = quorumError(&m.acquisitionRound().Tally, m.key, m.client.addresses, elapsed)
 	}
 	m.giveTurn()
 	return 0, err

@@ -24,39 +24,38 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	if c.quarantine != nil {
 		start = begun
 	}
-	// The candidates are the lent rounds': once won holds its slot, they
+	// The candidates are the lent round's: once won holds its slot, they
 	// may be another Mutex's.
-	lent := m.lentRounds()
-	lent.candidates, lent.candidateFences = keys, fences
-	command := nodeAcquirePermit
-	if m.options.Fencing {
-		command = nodeAcquirePermitFenced
-	}
 	r := m.acquisitionRound()
+	r.Candidates, r.CandidateFences = keys, fences
+	command := round.AcquirePermit
+	if m.options.Fencing {
+		command = round.AcquirePermitFenced
+	}
 	m.start(r, command, a.token(), m.options.TTL.Milliseconds(), nil)
 	waitErr := m.exchange(ctx, r)
-	tally := &r.tally
-	chosen := tally.chosen()
+	tally := &r.Tally
+	chosen := tally.Chosen()
 	if waitErr != nil {
-		chosen = noChoice
+		chosen = round.NoChoice
 	}
 	m.releaseCandidates(keys, chosen)
-	lent.candidates, lent.candidateFences = nil, nil
+	r.Candidates, r.CandidateFences = nil, nil
 	var won *Mutex
 	var fence int64
 	committed := true
-	if chosen != noChoice {
+	if chosen != round.NoChoice {
 		won = candidates[chosen]
 		won.adopt(tally, chosen, a.token())
 		if m.options.Fencing {
 			if fence, committed = won.commitFence(ctx); !committed {
 				// The attempt failed at the commit: its error, from the
 				// carrier's tally, reports that.
-				own := &won.acquisitionRound().tally
-				own.takeCommit(&won.commitRound().tally)
+				own := &won.acquisitionRound().Tally
+				own.TakeCommit(&won.commitRound().Tally)
 				if won != m {
-					copy(tally.nodes, own.nodes)
-					tally.recount()
+					copy(tally.Nodes, own.Nodes)
+					tally.Recount()
 				}
 			}
 		}
@@ -68,7 +67,7 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	acquired := won != nil && committed && remaining > 0 && unusable == nil
 	c.stats.recordAcquire(elapsed, acquired)
 	if acquired {
-		return won, elapsed, won.startAcquiredHold(start, end, remaining, fence, &won.acquisitionRound().tally, 1), nil
+		return won, elapsed, won.startAcquiredHold(start, end, remaining, fence, &won.acquisitionRound().Tally, 1), nil
 	}
 	if won != nil {
 		won.releaseAfterFailure()
@@ -82,32 +81,32 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 
 // adopt makes attemptOneOf's round the won Mutex's own; nodes that
 // confirmed another candidate count as refusals. The caller has the turn.
-func (m *Mutex) adopt(tally *tally, chosen int64, token []byte) {
+func (m *Mutex) adopt(tally *round.Tally, chosen int64, token []byte) {
 	a := &m.acquisition
-	own := &m.acquisitionRound().tally
+	own := &m.acquisitionRound().Tally
 	if own != tally {
-		own.command, own.need = tally.command, tally.need
-		copy(own.nodes, tally.nodes)
+		own.Command, own.Need = tally.Command, tally.Need
+		copy(own.Nodes, tally.Nodes)
 		a.value = append(a.value[:0], token...)
 	}
-	for i, node := range own.nodes {
-		if node.outcome == OutcomeConfirmed && node.choice != chosen {
-			own.nodes[i].outcome = OutcomeHeld
+	for i, node := range own.Nodes {
+		if node.Outcome == round.OutcomeConfirmed && node.Choice != chosen {
+			own.Nodes[i].Outcome = round.OutcomeHeld
 		}
 	}
-	own.recount()
+	own.Recount()
 }
 
-// releaseCandidates releases every key but the one at chosen (noChoice for
+// releaseCandidates releases every key but the one at chosen (round.NoChoice for
 // none) on the nodes that may have set one, without waiting. It removes
 // the kept key from keys.
 func (m *Mutex) releaseCandidates(keys []string, chosen int64) {
-	if chosen != noChoice {
+	if chosen != round.NoChoice {
 		keys = append(keys[:chosen], keys[chosen+1:]...)
 	}
 	if len(keys) == 0 {
 		return
 	}
-	m.lentRounds().candidates = keys
-	m.releaseSet(nodeQuietReleasePermits, chosen)
+	m.acquisitionRound().Candidates = keys
+	m.releaseSet(round.QuietReleasePermits, chosen)
 }

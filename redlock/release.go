@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"fmt"
+
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // Unlock releases the lock on every node. It returns nil only when a quorum
@@ -38,12 +40,12 @@ func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	start := clock.Now()
 	// A replay carries the same identity, so the nodes announce one
 	// release.
-	newReleaseIdentity(&r.identity)
-	identity := r.identity[:]
-	m.start(r, nodeRelease, m.acquisition.token(), 0, identity)
+	newReleaseIdentity(&r.Identity)
+	identity := r.Identity[:]
+	m.start(r, round.Release, m.acquisition.token(), 0, identity)
 	waitErr := m.exchange(ctx, r)
 	elapsed := clock.Now().Sub(start)
-	if r.tally.got > 0 {
+	if r.Tally.Got > 0 {
 		c.notifier.Released((*waitingLock)(m), identity)
 	}
 	m.announceWhereAsked(ctx, r, identity)
@@ -54,9 +56,9 @@ func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	case !start.Before(ended.until):
 		err = fmt.Errorf("%w: the validity of %q ended %v before the unlock", ErrLockLost, m.key, start.Sub(ended.until))
 	case waitErr != nil:
-		err = fmt.Errorf("redlock: unlock %q: %w: the release goes on unconfirmed: %w", m.key, waitErr, r.tally.quorumError(m.key, c.addresses, elapsed))
-	case r.tally.got < c.need:
-		err = r.tally.quorumError(m.key, c.addresses, elapsed)
+		err = fmt.Errorf("redlock: unlock %q: %w: the release goes on unconfirmed: %w", m.key, waitErr, quorumError(&r.Tally, m.key, c.addresses, elapsed))
+	case r.Tally.Got < c.need:
+		err = quorumError(&r.Tally, m.key, c.addresses, elapsed)
 	case unusable != nil:
 		// A node that connected during the round showed that two
 		// addresses reach one server: the count cannot be trusted.
@@ -64,7 +66,7 @@ func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	}
 	c.stats.recordRelease(elapsed, err == nil)
 	if observer := c.options.Observer; observer != nil {
-		observer.OnRelease(ReleaseEvent{Key: m.key, Got: r.tally.got, Need: c.need, Elapsed: elapsed, Held: start.Sub(ended.acquired), Err: err})
+		observer.OnRelease(ReleaseEvent{Key: m.key, Got: r.Tally.Got, Need: c.need, Elapsed: elapsed, Held: start.Sub(ended.acquired), Err: err})
 	}
 	return err
 }
@@ -83,7 +85,7 @@ func (m *Mutex) dropEndedHold(generation uint64) error {
 	}
 	c := m.client
 	r := m.acquisitionRound()
-	m.start(r, nodeQuietRelease, m.acquisition.token(), 0, nil)
+	m.start(r, round.QuietRelease, m.acquisition.token(), 0, nil)
 	m.send(r)
 	now := c.options.clock.Now()
 	err := fmt.Errorf("%w: the validity of %q ended %v before the hold could be returned", ErrNotAcquired, m.key, now.Sub(ended.until))

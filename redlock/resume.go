@@ -24,31 +24,31 @@ func (m *Mutex) resume(ctx context.Context, attempt int) (time.Duration, uint64)
 	start := clock.Now()
 	a := &m.acquisition
 	r := m.acquisitionRound()
-	m.start(r, nodeCheck, a.token(), 0, nil)
+	m.start(r, round.Check, a.token(), 0, nil)
 	waitErr := m.exchange(ctx, r)
 	end := clock.Now()
 	elapsed := end.Sub(start)
-	tally := &r.tally
-	if tally.got < c.need || waitErr != nil || c.usable() != nil {
+	tally := &r.Tally
+	if tally.Got < c.need || waitErr != nil || c.usable() != nil {
 		return elapsed, 0
 	}
 	lent := m.lentRounds()
-	remaining := lent.remainingTTLs[:0]
-	for _, node := range tally.nodes {
-		if node.outcome == OutcomeConfirmed {
-			remaining = append(remaining, node.number)
+	remaining := lent.RemainingTTLs[:0]
+	for _, node := range tally.Nodes {
+		if node.Outcome == round.OutcomeConfirmed {
+			remaining = append(remaining, node.Number)
 		}
 	}
 	slices.Sort(remaining)
 	// A quorum holds the keys for at least the need-th longest TTL.
 	quorumTTL := time.Duration(remaining[len(remaining)-c.need]) * time.Millisecond
 	until := start.Add(round.Validity(quorumTTL, 0, c.options.DriftFactor))
-	lent.remainingTTLs = remaining
+	lent.RemainingTTLs = remaining
 	if !until.After(end) {
 		return elapsed, 0
 	}
 	c.stats.recordAcquire(elapsed, true)
-	got := tally.got // nothing of the tally is read once the hold starts
+	got := tally.Got // nothing of the tally is read once the hold starts
 	generation := m.startHold(start, until, 0, tally)
 	if observer := c.options.Observer; observer != nil {
 		observer.OnAcquire(AcquireEvent{Key: m.key, Attempt: attempt, Got: got, Need: c.need, Elapsed: elapsed, Validity: until.Sub(end)})

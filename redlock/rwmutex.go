@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
 // RWMutex is a read/write lock across the Client's nodes: many readers or
@@ -44,7 +45,7 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 			m.err = err
 		}
 	}
-	rw.writer.kind = kindWrite
+	rw.writer.kind = round.KindWrite
 	rw.writer.setGuards([]string{readersKey, waitingKey})
 	if err == nil && rw.writer.err == nil {
 		// The marker lasts until the writer's next attempt is due.
@@ -52,7 +53,7 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 		marker := notificationFallback*o.RetryDelayMax + 2*c.options.NodeTimeout
 		rw.writer.acquisition.extras = [][]byte{strconv.AppendInt(nil, max(marker, time.Millisecond).Milliseconds(), 10)}
 	}
-	rw.reader.kind = kindRead
+	rw.reader.kind = round.KindRead
 	rw.reader.setGuards([]string{writerKey, waitingKey})
 	rw.writer.wait.channels = []string{c.releasedChannel(writerKey), c.releasedChannel(readersKey)}
 	rw.reader.wait.channels = []string{c.releasedChannel(writerKey)}

@@ -39,15 +39,15 @@ func (s *Semaphore) tryAcquire(ctx context.Context, kept *keptFailure) (Permit, 
 	full, split := false, -1
 	if err == errAttemptFailed {
 		// The tally is the carrier's until its turn is given back.
-		tally := &carrier.acquisitionRound().tally
+		tally := &carrier.acquisitionRound().Tally
 		if kept != nil {
 			kept.keep(carrier, elapsed)
 			err = errFailureKept
 		} else {
-			err = tally.quorumError(carrier.key, carrier.client.addresses, elapsed)
+			err = quorumError(tally, carrier.key, carrier.client.addresses, elapsed)
 		}
-		full = tally.held() >= tally.need
-		if likeliest := tally.likeliest(); likeliest >= 0 && tally.chosen() < 0 {
+		full = tally.Held() >= tally.Need
+		if likeliest := tally.Likeliest(); likeliest >= 0 && tally.Chosen() < 0 {
 			split = candidates.slots[likeliest]
 		}
 	}

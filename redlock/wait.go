@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
+	"github.com/lockmux/lockmux/redlock/internal/round"
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 	"github.com/lockmux/lockmux/resp"
 )
@@ -48,7 +49,7 @@ type waitState struct {
 
 	// failed is the tally of the last failed attempt, and failedElapsed
 	// its time: a Lock's error is made from them only when it returns.
-	failed        tally
+	failed        round.Tally
 	failedElapsed time.Duration
 	channels      []string // the release channels of the keys: made on first use, under the notifier's mutex
 	line          fairLine // a fair Mutex's place in line while its Lock waits
@@ -60,11 +61,11 @@ type waitingLock Mutex
 // Kind returns the kind of the Mutex's holds.
 func (l *waitingLock) Kind() waiting.Kind {
 	switch l.kind {
-	case kindWrite:
+	case round.KindWrite:
 		return waiting.KindWrite
-	case kindRead:
+	case round.KindRead:
 		return waiting.KindRead
-	case kindFair:
+	case round.KindFair:
 		return waiting.KindFair
 	}
 	return waiting.KindPlain

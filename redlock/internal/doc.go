@@ -4,14 +4,15 @@
 //  1. Exclusion in this process. Mutex.Lock takes the Mutex's turn
 //     (redlock/mutex.go): one goroutine of the process acquires at a time.
 //  2. The command. Mutex.attempt (redlock/acquire.go) draws a token and
-//     writes the acquisition into a round the Client lends it while it runs
-//     (redlock/lent_rounds.go, redlock/round.go): its row of the protocol table (redlock/protocol.go) names its keys and
-//     arguments (redlock/protocol_parts.go) and its script (protocol).
+//     writes the acquisition into a round the Client lends it while it
+//     runs (round: lender.go, round.go): its row of the protocol table
+//     (round/table.go) names its keys and arguments (round/parts.go) and
+//     its script (protocol).
 //  3. The round. mux.Group.Send writes the command to every node at once,
 //     each on its one connection (conn); with the quarantine on, the read
 //     of the node's marker follows each vote in the same write.
 //  4. The replies. mux.Group.Wait hands each reply to the tally
-//     (redlock/tally.go), which reads it by its row (protocol) and asks the
+//     (round/tally.go), which reads it by its row (protocol) and asks the
 //     quarantine (quarantine) whether the vote counts.
 //  5. The quorum. A quorum of votes and a positive validity, the TTL less
 //     the time spent and the drift allowance (round/quorum.go), make a

@@ -1,4 +1,4 @@
-package redlock
+package round
 
 import (
 	"fmt"
@@ -31,42 +31,40 @@ func (k *commandKeys) appendTo(round *mux.Round) {
 
 // The keys of the protocol's rows.
 
-// keysHeld are the Mutex's keys.
-func keysHeld(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.keys}, counted: len(m.keys)}
+// keysHeld are the lock's keys.
+func keysHeld(r *Round) commandKeys {
+	return commandKeys{groups: [3][]string{r.Lock.Keys}, counted: len(r.Lock.Keys)}
 }
 
-// keysFenced are the Mutex's keys and their fencing counters.
-func keysFenced(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.keys, m.fenceKeys()}, counted: len(m.keys)}
+// keysFenced are the lock's keys and their fencing counters.
+func keysFenced(r *Round) commandKeys {
+	return commandKeys{groups: [3][]string{r.Lock.Keys, r.Lock.FenceKeys}, counted: len(r.Lock.Keys)}
 }
 
-// keysGuarded are the Mutex's keys and its guards: the keys a read/write
+// keysGuarded are the lock's keys and its guards: the keys a read/write
 // or fair lock checks but does not hold.
-func keysGuarded(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.keys, m.guards()}, counted: len(m.keys)}
+func keysGuarded(r *Round) commandKeys {
+	return commandKeys{groups: [3][]string{r.Lock.Keys, r.Lock.Guards}, counted: len(r.Lock.Keys)}
 }
 
-// keysGuardedFenced are the Mutex's keys, their counters and its guards.
-func keysGuardedFenced(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.keys, m.fenceKeys(), m.guards()}, counted: len(m.keys)}
+// keysGuardedFenced are the lock's keys, their counters and its guards.
+func keysGuardedFenced(r *Round) commandKeys {
+	return commandKeys{groups: [3][]string{r.Lock.Keys, r.Lock.FenceKeys, r.Lock.Guards}, counted: len(r.Lock.Keys)}
 }
 
 // keysOfLine are the guards alone: a fair lock's line.
-func keysOfLine(m *Mutex) commandKeys {
-	return commandKeys{groups: [3][]string{m.guards()}, counted: len(m.keys)}
+func keysOfLine(r *Round) commandKeys {
+	return commandKeys{groups: [3][]string{r.Lock.Guards}, counted: len(r.Lock.Keys)}
 }
 
 // keysCandidate are a Semaphore's candidate slots.
-func keysCandidate(m *Mutex) commandKeys {
-	candidates := m.lentRounds().candidates
-	return commandKeys{groups: [3][]string{candidates}, counted: len(candidates)}
+func keysCandidate(r *Round) commandKeys {
+	return commandKeys{groups: [3][]string{r.Candidates}, counted: len(r.Candidates)}
 }
 
 // keysCandidateFenced are the candidate slots and their counters.
-func keysCandidateFenced(m *Mutex) commandKeys {
-	candidates := m.lentRounds().candidates
-	return commandKeys{groups: [3][]string{candidates, m.lentRounds().candidateFences}, counted: len(candidates)}
+func keysCandidateFenced(r *Round) commandKeys {
+	return commandKeys{groups: [3][]string{r.Candidates, r.CandidateFences}, counted: len(r.Candidates)}
 }
 
 // commandArguments are what follows the token in one command.
@@ -112,32 +110,36 @@ func (a *commandArguments) appendTo(round *mux.Round) {
 // The arguments of the protocol's rows.
 
 // withNothing adds nothing after the token.
-func withNothing(*Mutex, int64, []byte) commandArguments { return commandArguments{} }
+func withNothing(*Round, int64, []byte) commandArguments { return commandArguments{} }
 
 // withNumber adds the number: a TTL or a fence.
-func withNumber(_ *Mutex, number int64, _ []byte) commandArguments {
+func withNumber(_ *Round, number int64, _ []byte) commandArguments {
 	return commandArguments{number: number, numbered: true}
 }
 
 // withNumberAndExtras adds the number and the acquisition's extra
-// arguments (acquisition.extras).
-func withNumberAndExtras(m *Mutex, number int64, _ []byte) commandArguments {
-	return commandArguments{number: number, numbered: true, extras: m.acquisition.extras}
+// arguments (Lock.Extras).
+func withNumberAndExtras(r *Round, number int64, _ []byte) commandArguments {
+	arguments := commandArguments{number: number, numbered: true}
+	if r.Lock.Extras != nil {
+		arguments.extras = *r.Lock.Extras
+	}
+	return arguments
 }
 
 // withAnnouncedIdentity adds the release's identity, if any, and the
 // channels' prefix it is announced on.
-func withAnnouncedIdentity(m *Mutex, _ int64, identity []byte) commandArguments {
+func withAnnouncedIdentity(r *Round, _ int64, identity []byte) commandArguments {
 	if identity == nil {
 		return commandArguments{}
 	}
-	return commandArguments{identity: identity, announceOn: m.announceOn}
+	return commandArguments{identity: identity, announceOn: r.Lock.AnnounceOn}
 }
 
 // withAnnouncement adds the channels' prefix alone: the script announces
 // under the token.
-func withAnnouncement(m *Mutex, _ int64, _ []byte) commandArguments {
-	return commandArguments{announceOn: m.announceOn}
+func withAnnouncement(r *Round, _ int64, _ []byte) commandArguments {
+	return commandArguments{announceOn: r.Lock.AnnounceOn}
 }
 
 // readFenceError reads the error reply of a fencing script whose counter

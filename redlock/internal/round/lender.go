@@ -1,0 +1,87 @@
+package round
+
+import (
+	"sync"
+
+	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/quarantine"
+)
+
+// A lock's acquisition and release run on rounds a Lender lends it while
+// they run: an idle lock keeps none. A round costs about 2 KB (a command
+// and a reply per node, the quarantine's follow-up calls, the tally).
+// The spare rounds are kept on a free list, not in a sync.Pool: a garbage
+// collection would empty the pool, and the Locks after it would allocate
+// their rounds again.
+
+// maxSpareRounds bounds the spare rounds a Lender keeps: a burst of more
+// operations at once than that lends rounds made for it, and drops them
+// after.
+const maxSpareRounds = 1024
+
+// Rounds are the rounds a lock borrows: the round of its acquisition and
+// release, and the commit round of a fenced acquisition, which shares the
+// round's command and keeps a tally of its own.
+type Rounds struct {
+	Round, Commit *Round
+	RemainingTTLs []int64 // scratch of a resumption
+}
+
+// Lender lends the rounds of a Client's locks. Init it before use.
+type Lender struct {
+	group      *mux.Group
+	need       int
+	quarantine *quarantine.Quarantine
+	mu         sync.Mutex
+	spare      []*Rounds // guarded by mu
+}
+
+// Init makes l lend rounds over group's nodes, of which need must
+// confirm, their votes judged by q (nil: none).
+func (l *Lender) Init(group *mux.Group, need int, q *quarantine.Quarantine) {
+	l.group, l.need, l.quarantine = group, need, q
+}
+
+// Lend returns rounds for one operation, their tallies counting nothing:
+// nothing of their last borrower's shows.
+func (l *Lender) Lend() *Rounds {
+	l.mu.Lock()
+	n := len(l.spare)
+	if n == 0 {
+		l.mu.Unlock()
+		return l.newRounds()
+	}
+	rounds := l.spare[n-1]
+	l.spare[n-1] = nil
+	l.spare = l.spare[:n-1]
+	l.mu.Unlock()
+	rounds.Round.Tally.Reset(Acquire, l.need)
+	rounds.Commit.Tally.Reset(CommitFence, l.need)
+	return rounds
+}
+
+// GiveBack keeps rounds for the next operation, up to maxSpareRounds.
+func (l *Lender) GiveBack(rounds *Rounds) {
+	rounds.Round.Candidates, rounds.Round.CandidateFences = nil, nil
+	rounds.Round.Lock, rounds.Commit.Lock = Lock{}, Lock{}
+	l.mu.Lock()
+	if len(l.spare) < maxSpareRounds {
+		l.spare = append(l.spare, rounds)
+	}
+	l.mu.Unlock()
+}
+
+// newRounds makes rounds over the Lender's nodes.
+func (l *Lender) newRounds() *Rounds {
+	round := New(l.group, l.quarantine)
+	// Every node sees this client's acquisitions and releases in one
+	// order: a release and an attempt, or two attempts, racing on one key
+	// cannot split the nodes between them.
+	round.Mux.Ordered = true
+	commit := &Round{Mux: round.Mux}
+	commit.Tally.Nodes = make([]NodeOutcome, l.group.Len())
+	commit.Tally.quarantine = l.quarantine
+	commit.Tally.Reset(CommitFence, l.need)
+	round.Tally.Reset(Acquire, l.need)
+	return &Rounds{Round: round, Commit: commit}
+}
