@@ -7,12 +7,6 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/round"
 )
 
-// A Mutex's acquisition and release run on rounds the Client lends it
-// (round.Lender): an idle Mutex, held or not, keeps none. The goroutine
-// that owns the acquisition borrows them at their first use in an
-// operation (acquisitionRound) and gives them back (giveBackRounds) when
-// the hold starts and when the turn is given.
-
 // newNodeRound returns a round over the Client's nodes.
 func (c *Client) newNodeRound() *round.Round { return round.New(c.group, c.quarantine) }
 
@@ -26,11 +20,8 @@ func (m *Mutex) start(r *round.Round, command round.Command, token []byte, numbe
 	}
 }
 
-// exchange sends the round's command to every node not skipped and
-// gathers the replies until the round is decided, the nodes' deadline
-// (one node timeout) passes, or ctx ends; the nodes that failed are
-// reported. The error is ctx's when it ended first: the nodes' replies
-// are then read and dropped by the transport, and the connections go on.
+// exchange posts the round and gathers its replies; the nodes that failed
+// are reported. The error is ctx's when it ended first.
 func (m *Mutex) exchange(ctx context.Context, r *round.Round) error {
 	m.post(r)
 	return m.gather(ctx, r)
@@ -62,18 +53,13 @@ func (m *Mutex) send(r *round.Round) {
 }
 
 // roundDeadline is when the nodes' replies are due: one node timeout from
-// now. It is the nodes' deadline, never the caller's: a caller whose
-// context ends sooner stops waiting (mux.Group.Wait), and the connections
-// it shares with others go on.
+// now. It is never the caller's deadline, which only ends its wait.
 func (c *Client) roundDeadline() time.Time {
 	return time.Now().Add(c.options.NodeTimeout)
 }
 
-// releaseCarriedUntil is when a release sent now stops mattering on a node
-// that has not answered it: every command that could have set or extended
-// the keys before it was sent has run, or never will, by one node timeout
-// after it (the connection fails then, see mux.Round.Carry), and their TTL
-// has passed a TTL and the drift allowance later.
+// releaseCarriedUntil is when a release sent now stops mattering: a node
+// timeout, a TTL and its drift allowance later (see mux.Round.Carry).
 func (m *Mutex) releaseCarriedUntil() time.Time {
 	c := m.client
 	ttl := max(m.options.TTL, time.Duration(m.hold.LongestTTL.Load()))
@@ -127,8 +113,8 @@ func quorumError(t *round.Tally, key string, addresses []string, elapsed time.Du
 }
 
 // acquisitionRound returns the round of the Mutex's acquisition and
-// release, borrowed from the Client when the Mutex has none. The caller
-// owns the acquisition (see Mutex).
+// release, borrowed (round.Lender) at its first use in an operation. The
+// caller owns the acquisition (see Mutex).
 func (m *Mutex) acquisitionRound() *round.Round { return m.lentRounds().Round }
 
 // commitRound returns the commit round of a fenced acquisition, as
@@ -143,9 +129,9 @@ func (m *Mutex) lentRounds() *round.Rounds {
 	return a.lent
 }
 
-// giveBackRounds gives the Mutex's rounds back to the Client, if it has
-// any: nothing of them may be read afterwards. The caller owns the
-// acquisition.
+// giveBackRounds gives the Mutex's rounds back, when the hold starts and
+// when the turn is given: nothing of them may be read afterwards. The
+// caller owns the acquisition.
 func (m *Mutex) giveBackRounds() {
 	a := &m.acquisition
 	if a.lent != nil {

@@ -7,16 +7,8 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 )
 
-// A lock's acquisition and release run on rounds a Lender lends it while
-// they run: an idle lock keeps none. A round costs about 2 KB (a command
-// and a reply per node, the quarantine's follow-up calls, the tally).
-// The spare rounds are kept on a free list, not in a sync.Pool: a garbage
-// collection would empty the pool, and the Locks after it would allocate
-// their rounds again.
-
-// maxSpareRounds bounds the spare rounds a Lender keeps: a burst of more
-// operations at once than that lends rounds made for it, and drops them
-// after.
+// maxSpareRounds bounds the spare rounds a Lender keeps. They are on a
+// free list, not a sync.Pool, which a garbage collection would empty.
 const maxSpareRounds = 1024
 
 // Rounds are the rounds a lock borrows: the round of its acquisition and
@@ -27,7 +19,8 @@ type Rounds struct {
 	RemainingTTLs []int64 // scratch of a resumption
 }
 
-// Lender lends the rounds of a Client's locks. Init it before use.
+// Lender lends the rounds of a Client's locks while their acquisition or
+// release runs: an idle lock keeps none. Init it before use.
 type Lender struct {
 	group      *mux.Group
 	need       int

@@ -2,14 +2,12 @@ package round
 
 import "time"
 
-// driftAllowance is the fixed part of the clock drift allowance, added to
-// ttl·driftFactor. It covers the granularity of the servers' expiry clocks.
+// driftAllowance is the fixed part of the drift allowance: the servers'
+// expiry clocks' granularity.
 const driftAllowance = 2 * time.Millisecond
 
-// Quorum returns the number of nodes that must confirm an operation out of
-// nodes: a strict majority, nodes/2+1. Two quorums of the same nodes always
-// share a node. For an even count this is one more than half (2 of 2, 3 of
-// 4, 4 of 6).
+// Quorum returns how many of nodes must confirm: a strict majority,
+// nodes/2+1, so that two quorums always share a node.
 func Quorum(nodes int) int {
 	return nodes/2 + 1
 }
@@ -21,10 +19,8 @@ func Drift(ttl time.Duration, driftFactor float64) time.Duration {
 }
 
 // Validity returns how long a hold taken with ttl stays valid after an
-// operation that took elapsed, measured from that operation's start:
-// ttl − elapsed − (ttl·driftFactor + 2 ms). A result ≤ 0 means the hold must
-// not be reported. The drift is subtracted, never added, so the result is
-// never greater than ttl − elapsed.
+// operation that took elapsed, from its start: ttl − elapsed − Drift.
+// A result ≤ 0 means the hold must not be reported.
 func Validity(ttl, elapsed time.Duration, driftFactor float64) time.Duration {
 	return ttl - elapsed - Drift(ttl, driftFactor)
 }
@@ -33,19 +29,14 @@ func Validity(ttl, elapsed time.Duration, driftFactor float64) time.Duration {
 type quorumState uint8
 
 const (
-	// quorumPending means the nodes yet to answer decide the round.
-	quorumPending quorumState = iota
-	// quorumReached means a quorum of nodes confirmed.
-	quorumReached
-	// quorumImpossible means that even if every node yet to answer
-	// confirmed, there would be no quorum.
-	quorumImpossible
+	quorumPending    quorumState = iota // the nodes yet to answer decide
+	quorumReached                       // a quorum confirmed
+	quorumImpossible                    // no quorum even if every node left confirms
 )
 
-// countQuorum decides a round of total nodes in which got nodes confirmed
-// and failed nodes will not confirm (they refused, failed or timed out); the
-// rest have not answered yet. Counts that do not add up (negative, or got +
-// failed > total) are reported as impossible.
+// countQuorum decides a round of total nodes in which got confirmed and
+// failed will not; the rest have not answered. Counts that do not add up
+// are impossible.
 func countQuorum(got, failed, total int) quorumState {
 	if got < 0 || failed < 0 || got+failed > total {
 		return quorumImpossible
@@ -60,12 +51,9 @@ func countQuorum(got, failed, total int) quorumState {
 	return quorumPending
 }
 
-// QuorumPossible reports whether a quorum can still be reached in a round of
-// total nodes in which got nodes confirmed and failed nodes will not
-// confirm. Passing only the node failures (errors, timeouts, commands not
-// sent) as failed tells whether the quorum is unreachable, which
-// redlock.ErrQuorumUnreachable reports; passing every refusal tells whether waiting
-// for the remaining nodes can change the result.
+// QuorumPossible reports whether a round of total nodes, of which got
+// confirmed and failed will not, can still reach a quorum. With only the
+// nodes' failures as failed, false is redlock.ErrQuorumUnreachable.
 func QuorumPossible(got, failed, total int) bool {
 	return countQuorum(got, failed, total) != quorumImpossible
 }

@@ -15,9 +15,7 @@ type Command uint8
 const (
 	// Acquire sets one key: SET key token NX PX ttl.
 	Acquire Command = iota
-	// AcquireWaiting sets one key as Acquire does, and tells how
-	// long the key lives when it exists: the attempts of a Lock that
-	// waits.
+	// AcquireWaiting is Acquire telling how long a held key lives.
 	AcquireWaiting
 	// AcquireMulti sets several keys, all or nothing.
 	AcquireMulti
@@ -25,11 +23,9 @@ const (
 	AcquireFenced
 	// CommitFence raises the keys' counters to the hold's fence.
 	CommitFence
-	// Release deletes the keys that hold the token and announces the
-	// release under an identity.
+	// Release deletes the keys that hold the token and announces it.
 	Release
-	// QuietRelease deletes the keys that hold the token and announces
-	// nothing: the clean-up after a failed attempt.
+	// QuietRelease is Release announcing nothing: a failed attempt's.
 	QuietRelease
 	// Extend sets the TTL of every key that holds the token.
 	Extend
@@ -38,9 +34,7 @@ const (
 	// Check tells whether the keys hold the token, to resume a hold.
 	Check
 
-	// The commands of a read/write lock's holds that differ from a plain
-	// hold's (see commandsOf): the writer's acquisition, with
-	// and without fencing, and the reader's every command.
+	// A read/write lock's commands that differ from a plain lock's.
 	AcquireWrite
 	AcquireWriteFenced
 	AcquireRead
@@ -50,9 +44,7 @@ const (
 	RepairRead
 	CheckRead
 
-	// The commands of a fair lock (MutexOptions.Fair): its acquisition,
-	// which only the first waiter in line passes, and the two rounds that
-	// put a waiter in line, and the one that takes it out.
+	// A fair lock's: its acquisition, and its line's entry and exit.
 	AcquireFair
 	AcquireFairFenced
 	ReleaseFair
@@ -60,19 +52,15 @@ const (
 	FairEnqueue
 	FairLeave
 
-	// ForceRelease deletes a lock key whoever holds it (see
-	// redlock.Client.ForceRelease).
+	// ForceRelease deletes a lock key whoever holds it.
 	ForceRelease
 
-	// The commands of a Semaphore's one-round acquisition, over its
-	// candidate slots (Round.Candidates): set the first free one,
-	// with and without fencing, and release whichever of them a node set
-	// with the token.
+	// A Semaphore's one-round acquisition over Round.Candidates, and
+	// the release of whichever slot a node set.
 	AcquirePermit
 	AcquirePermitFenced
 	QuietReleasePermits
 
-	// commandCount counts the commands.
 	commandCount
 )
 
@@ -141,15 +129,12 @@ var commandsOf = func() [kinds][commandCount]Command {
 type dispatch uint8
 
 const (
-	// sentAwaited is sent by the script's SHA1 (EVALSHA) and read by the
-	// caller.
+	// sentAwaited is sent by SHA1 (EVALSHA) and read by the caller.
 	sentAwaited dispatch = iota
-	// sentDelivered is an acquisition: it reaches a node whose connection
-	// is still being dialled even when the round was decided without it
-	// (mux.Round.Deliver), so that a hold lives on every node it can.
+	// sentDelivered is an acquisition, delivered to a node still being
+	// dialled after the round is decided (mux.Round.Deliver).
 	sentDelivered
-	// sentWhole is sent with EVAL: nobody may be there to answer
-	// NOSCRIPT, because the reply is not awaited.
+	// sentWhole is sent with EVAL: nobody may await a NOSCRIPT.
 	sentWhole
 	// sentCarried is a release, sent with EVAL: the transport finishes it
 	// whoever waits (mux.Round.Carry).
@@ -160,13 +145,9 @@ const (
 type counting uint8
 
 const (
-	// quorumDecides decides the round at a quorum of confirmations.
-	quorumDecides counting = iota
-	// votesCount does too, and its confirmations count towards a hold's
-	// quorum: a quarantined node's do not (see quarantine).
-	votesCount
-	// everyNodeAnswers waits for every node's reply.
-	everyNodeAnswers
+	quorumDecides    counting = iota // a quorum of confirmations decides
+	votesCount                       // so does a quorum of votes the quarantine lets count
+	everyNodeAnswers                 // every node's reply is awaited
 )
 
 // commandRow is one row of the protocol table: what a command sends, and

@@ -84,18 +84,13 @@ func (t *Tally) Count(node int, round *mux.Round) bool {
 		}
 	}
 	t.add(outcome)
-	// A round stops early once a quorum confirmed: the nodes still to answer
-	// got the command all the same, and a node that is down costs nothing.
-	// A failed round waits for every answer: each node's outcome is
-	// reported, and after a failed acquisition only a node that definitely
-	// refused needs no release, which keeps a failed attempt at one round
-	// trip.
+	// A quorum ends the round early; a failed round waits for every
+	// answer, so that only the nodes that surely refused get no release.
 	return t.Got >= t.Need && commandTable[t.Command].counting != everyNodeAnswers
 }
 
-// read turns node's outcome in round into a NodeOutcome: the transport's
-// failures and the error replies the same way for every command, the
-// other replies as the command's row of the protocol table says. It
+// read turns node's outcome in round into a NodeOutcome: failures and
+// error replies alike for every command, other replies by the row. It
 // allocates only for failures.
 func (t *Tally) read(round *mux.Round, node int) NodeOutcome {
 	if err := round.Err(node); err != nil {
@@ -222,11 +217,9 @@ func (t *Tally) Held() int {
 	return held
 }
 
-// Likeliest returns, after a round of a command whose row says choice
-// that no quorum decided, the smallest choice that enough nodes may have
-// free: a node that chose c had every choice before c taken and c free,
-// and did not look past c. It is the need-th smallest choice the nodes
-// confirmed, or NoChoice when fewer than need confirmed.
+// Likeliest returns, after a choice no quorum decided, the smallest
+// choice enough nodes may have free: the need-th smallest confirmed, or
+// NoChoice. A node that chose c had every choice before c taken.
 func (t *Tally) Likeliest() int64 {
 	best := int64(NoChoice)
 	for _, node := range t.Nodes {
@@ -252,18 +245,15 @@ func (t *Tally) Unreachable() bool {
 	return len(t.Nodes)-t.down < t.Need
 }
 
-// DownByTransport reports whether some of the nodes that are down failed
-// for the transport, not for their configuration: dialling them again may
-// help.
+// DownByTransport reports whether some nodes are down for the transport,
+// not their configuration: dialling them again may help.
 func (t *Tally) DownByTransport() bool {
 	return t.down > t.config
 }
 
-// RefusedOnQuorumFor returns how long, after an acquisition round, a
-// quorum of nodes will go on refusing, as the nodes told: the time until
-// the need-th node frees the keys, a node that confirmed counting as free
-// at once (its keys were released after the failed attempt). It returns 0
-// when no quorum of nodes told, and then the wait is not bounded by it.
+// RefusedOnQuorumFor returns how long, after an acquisition, a quorum
+// will go on refusing, as the nodes told: until the need-th node frees
+// the keys, a node that confirmed being free. It is 0 when no quorum told.
 func (t *Tally) RefusedOnQuorumFor() time.Duration {
 	known := func(node NodeOutcome) (int64, bool) {
 		switch {
@@ -293,16 +283,13 @@ func (t *Tally) RefusedOnQuorumFor() time.Duration {
 	if best < 0 {
 		return 0
 	}
-	// A millisecond more: a node counts its TTL from when it ran the
-	// command, before its reply came, and a key expires at the end of
-	// its last millisecond.
+	// A millisecond more: a key expires at the end of its last one.
 	return time.Duration(best+1) * time.Millisecond
 }
 
-// LostPlace reports, after a fair lock's waiter's attempt failed, whether
-// it lost its place in line: some node answered that the waiter is not
-// in its line (protocol.RefusalOutOfLine), and fewer than a quorum answered that
-// it is. Such a waiter is served only once it joins the line again.
+// LostPlace reports whether a fair lock's waiter lost its place in line:
+// a node said it is not in line (protocol.RefusalOutOfLine), and fewer
+// than a quorum said it is.
 func (t *Tally) LostPlace() bool {
 	lost, kept := 0, 0
 	for _, node := range t.Nodes {
@@ -318,8 +305,7 @@ func (t *Tally) LostPlace() bool {
 }
 
 // MayHoldKey reports whether node i may have set the lock key in an
-// acquisition round: it confirmed, or its outcome is unknown. Only a
-// definite refusal, or a command that was never sent, rules it out.
+// acquisition: only a refusal, or a command never sent, rules it out.
 func (t *Tally) MayHoldKey(i int) bool {
 	switch t.Nodes[i].Outcome {
 	case OutcomeHeld, OutcomeNotSent:
@@ -328,17 +314,15 @@ func (t *Tally) MayHoldKey(i int) bool {
 	return true
 }
 
-// MayHoldOther reports whether node i may have set a key in an
-// acquisition round, as mayHoldKey says, other than the candidate kept: a
-// node that confirmed kept set that key alone (NoChoice keeps none).
+// MayHoldOther is MayHoldKey for any key but the candidate kept, which a
+// node that confirmed kept set alone (NoChoice keeps none).
 func (t *Tally) MayHoldOther(i int, kept int64) bool {
 	node := &t.Nodes[i]
 	return t.MayHoldKey(i) && (node.Outcome != OutcomeConfirmed || node.Choice != kept)
 }
 
-// RefusedByConfiguration reports whether the nodes that refused a round
-// for their configuration (an ACL without a command the scripts call)
-// alone leave no quorum: retrying cannot fix that.
+// RefusedByConfiguration reports whether the nodes that refused for their
+// configuration alone leave no quorum: retrying cannot fix that.
 func (t *Tally) RefusedByConfiguration() bool {
 	return t.config > 0 && len(t.Nodes)-t.config < t.Need
 }
