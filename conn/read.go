@@ -71,6 +71,12 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 	c.reader.reading = true
 	defer c.handOffReadingLocked()
 	link := c.life.link
+	// now is refreshed before a read that may wait for the network: a
+	// frame already buffered is read at once, and the time taken before
+	// the frames of the same batch serves its deadline. A stale now only
+	// brings the socket's deadline earlier, and a read it times out looks
+	// at the time again before anything is failed.
+	var now time.Time
 	for link != nil {
 		if isDone(c.reader.done) {
 			// The reader's context ended while a frame was being handled,
@@ -92,11 +98,12 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 		}
 		// A listener with no call pending waits as long as it takes; any
 		// other reader waits until the earliest needed reply is due.
-		now := time.Now()
-		earliest := c.earliestLocked()
-		deadline := socketDeadline(c.dueLocked(now), now)
-		if role == readerListener && earliest.IsZero() {
-			deadline = time.Time{}
+		var deadline time.Time
+		if role != readerListener || !c.earliestLocked().IsZero() {
+			if now.IsZero() || link.reader.Buffered() == 0 {
+				now = time.Now()
+			}
+			deadline = socketDeadline(c.dueLocked(now), now)
 		}
 		c.reader.setDeadline(link.netConn, deadline)
 		c.mu.Unlock()
@@ -112,9 +119,10 @@ func (c *Conn) readLocked(role readerRole, own *Call) error {
 					// far stay buffered for the next reader.
 					return errInterrupted
 				}
-				if !c.overdueLocked(time.Now()) {
+				if now = time.Now(); !c.overdueLocked(now) {
 					// The call that set the deadline was answered or
-					// abandoned meanwhile: nobody needed that reply yet.
+					// abandoned meanwhile, or the deadline came from a
+					// stale now: nobody needed that reply yet.
 					continue
 				}
 			}

@@ -86,13 +86,14 @@ func (c *Conn) goBeforeSharedLocked(call *Call) {
 	tail.mark, tail.first = c.markLocked(), tail.first+1
 }
 
-// shareFollowUpLocked queues follow, a follow-up: into the run that ends
-// the buffer when it is the same command, or else as a new run.
-func (c *Conn) shareFollowUpLocked(follow *Call, deadline time.Time) {
+// shareFollowUpLocked queues follow, a follow-up sent at time now: into the
+// run that ends the buffer when it is the same command, or else as a new
+// run.
+func (c *Conn) shareFollowUpLocked(follow *Call, deadline, now time.Time) {
 	tail := &c.writer.shared
 	before := c.markLocked()
 	joins := c.runLocked(tail.mark) > 0 && bytes.Equal(tail.command, follow.Command)
-	c.sendLocked(follow, deadline, true) // buffered: a call is pending before it
+	c.sendLocked(follow, deadline, true, now) // buffered: a call is pending before it
 	if follow.state != callQueued || follow.Carry || follow.Deliver || c.life.link == nil ||
 		c.markLocked() != before.after(len(follow.Command)) {
 		tail.first = 0

@@ -75,16 +75,15 @@ func (c *Conn) Send(call *Call, deadline time.Time) (buffered bool) {
 	// shared connection faster than one per caller. A caller that stops
 	// waiting (Wait's context, Abandon) costs the connection nothing.
 	c.mu.Lock()
-	buffered = c.sendLocked(call, deadline, false)
+	buffered = c.sendLocked(call, deadline, false, time.Now())
 	c.mu.Unlock()
 	return buffered
 }
 
-// sendLocked is Send, with c.mu held. A command that is not a follow-up
-// goes in before the follow-ups still unwritten at the end of the buffer
-// (see goBeforeSharedLocked).
-func (c *Conn) sendLocked(call *Call, deadline time.Time, followUp bool) (buffered bool) {
-	now := time.Now()
+// sendLocked is Send at time now, with c.mu held. A command that is not a
+// follow-up goes in before the follow-ups still unwritten at the end of
+// the buffer (see goBeforeSharedLocked).
+func (c *Conn) sendLocked(call *Call, deadline time.Time, followUp bool, now time.Time) (buffered bool) {
 	if deadline.IsZero() {
 		deadline = now.Add(c.options.CommandTimeout)
 	}
@@ -122,7 +121,7 @@ func (c *Conn) sendLocked(call *Call, deadline time.Time, followUp bool) (buffer
 		// A server that stopped answering while every caller gave up
 		// waiting: the queue must not grow without bound.
 		c.failLinkLocked(c.life.link, fmt.Errorf("%w: %d commands unanswered", os.ErrDeadlineExceeded, c.pending.len()))
-		return c.sendLocked(call, deadline, followUp)
+		return c.sendLocked(call, deadline, followUp, now)
 	}
 	call.state = callQueued
 	entry := pending{call: call, span: deadline.Sub(now), carry: call.Carry, until: call.CarryUntil, label: call.Label, deliver: call.Deliver}
@@ -180,9 +179,10 @@ func (c *Conn) QueueFollowed(call, follow *Call, deadline time.Time) (busy bool)
 	c.mu.Lock()
 	busy = c.writer.flushing || c.pending.len() > 0
 	call.followed, call.follow = true, follow
-	c.sendLocked(call, deadline, false)
+	now := time.Now() // one time for both: they are queued together
+	c.sendLocked(call, deadline, false, now)
 	call.followed = false
-	c.shareFollowUpLocked(follow, deadline)
+	c.shareFollowUpLocked(follow, deadline, now)
 	c.mu.Unlock()
 	return busy
 }
