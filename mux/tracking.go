@@ -104,6 +104,27 @@ type tracking struct {
 
 	armed    map[string]armedKey // key → the arming in effect
 	readings []arming            // Track calls not yet returned
+	// next is where in readings the next reply's arming is likely to be:
+	// replies come in the order of the reads, so finished looks there
+	// first, and a batch of armings costs no walk of the others.
+	next int
+}
+
+// find returns the index of call's arming in readings, looking from
+// index from on, then before it; -1 when call is not there.
+func (t *tracking) find(call *conn.Call, from int) int {
+	from = min(max(from, 0), len(t.readings))
+	for i := from; i < len(t.readings); i++ {
+		if t.readings[i].call == call {
+			return i
+		}
+	}
+	for i := range from {
+		if t.readings[i].call == call {
+			return i
+		}
+	}
+	return -1
 }
 
 // armedKey is a key armed by the reply to a Track's read.
@@ -139,11 +160,11 @@ func (s *Subscriber) Track(ctx context.Context, node int, request *Request, tag 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("mux: %s: %w", s.group.Address(node), err)
 	}
-	l, err := s.sendTracking(node, request, tag, keys)
+	l, reading, err := s.sendTracking(node, request, tag, keys, time.Now().Add(s.group.options.RequestTimeout))
 	if err != nil {
 		return err
 	}
-	return s.awaitTracking(ctx, node, l, request)
+	return s.awaitTracking(ctx, node, l, request, reading)
 }
 
 // Arming is one arming read of TrackAll: the arguments of a Track, and
@@ -154,7 +175,8 @@ type Arming struct {
 	Keys    []string
 	Err     error
 
-	link *link // the connection it was sent on
+	link    *link // the connection it was sent on
+	reading int   // where its arming was put in the link's readings
 }
 
 // TrackAll is Track for each of armings on server node, their reads
@@ -162,6 +184,7 @@ type Arming struct {
 // for the cost of a few writes. Each Arming's Err is what its Track would
 // return. Leave the armings alone until it returns.
 func (s *Subscriber) TrackAll(ctx context.Context, node int, armings []Arming) {
+	deadline := time.Now().Add(s.group.options.RequestTimeout) // one for the reads written together
 	for i := range armings {
 		a := &armings[i]
 		a.link, a.Err = nil, ctx.Err()
@@ -169,7 +192,7 @@ func (s *Subscriber) TrackAll(ctx context.Context, node int, armings []Arming) {
 			a.Err = fmt.Errorf("mux: %s: %w", s.group.Address(node), a.Err)
 			continue
 		}
-		a.link, a.Err = s.sendTracking(node, a.Request, a.Tag, a.Keys)
+		a.link, a.reading, a.Err = s.sendTracking(node, a.Request, a.Tag, a.Keys, deadline)
 	}
 	for i := range armings {
 		if l := armings[i].link; l != nil {
@@ -178,34 +201,38 @@ func (s *Subscriber) TrackAll(ctx context.Context, node int, armings []Arming) {
 	}
 	for i := range armings {
 		if a := &armings[i]; a.link != nil {
-			a.Err = s.awaitTracking(ctx, node, a.link, a.Request)
+			a.Err = s.awaitTracking(ctx, node, a.link, a.Request, a.reading)
 			a.link = nil
 		}
 	}
 }
 
 // sendTracking sends request, the read that arms keys with tag, on the
-// link that tracks them on server node, and returns that link.
-func (s *Subscriber) sendTracking(node int, request *Request, tag uint64, keys []string) (*link, error) {
+// link that tracks them on server node, with deadline, and returns that
+// link and the index of the arming in its readings (a hint for
+// awaitTracking).
+func (s *Subscriber) sendTracking(node int, request *Request, tag uint64, keys []string, deadline time.Time) (*link, int, error) {
 	sub := s.nodes[node]
 	call := &request.call
 	l := s.trackingLink(node, keys)
 	sub.mu.Lock()
 	if err := s.trackableLocked(node, l); err != nil {
 		sub.mu.Unlock()
-		return nil, err
+		return nil, 0, err
 	}
 	t := &l.tracking
 	t.readings = append(t.readings, arming{call: call, keys: keys, tag: tag, connection: t.connection})
+	reading := len(t.readings) - 1
 	sub.mu.Unlock()
 
-	l.conn.Send(call, time.Now().Add(s.group.options.RequestTimeout))
-	return l, nil
+	l.conn.Send(call, deadline)
+	return l, reading, nil
 }
 
 // awaitTracking waits for the reply of request, sent by sendTracking on
-// link l of server node, and returns nil when it armed the keys.
-func (s *Subscriber) awaitTracking(ctx context.Context, node int, l *link, request *Request) error {
+// link l of server node (its arming most likely at index reading), and
+// returns nil when it armed the keys.
+func (s *Subscriber) awaitTracking(ctx context.Context, node int, l *link, request *Request, reading int) error {
 	sub := s.nodes[node]
 	call := &request.call
 	t := &l.tracking
@@ -213,17 +240,14 @@ func (s *Subscriber) awaitTracking(ctx context.Context, node int, l *link, reque
 
 	sub.mu.Lock()
 	armed := false
-	for i := range t.readings {
-		if t.readings[i].call == call {
-			// Their order does not matter: the last takes its place,
-			// so that TrackAll's many readings cost no shifting.
-			armed = t.readings[i].armed
-			last := len(t.readings) - 1
-			t.readings[i] = t.readings[last]
-			t.readings[last] = arming{}
-			t.readings = t.readings[:last]
-			break
-		}
+	if i := t.find(call, reading); i >= 0 {
+		// Their order does not matter: the last takes its place, so
+		// that TrackAll's many readings cost no shifting.
+		armed = t.readings[i].armed
+		last := len(t.readings) - 1
+		t.readings[i] = t.readings[last]
+		t.readings[last] = arming{}
+		t.readings = t.readings[:last]
 	}
 	sub.mu.Unlock()
 	switch {
@@ -284,19 +308,18 @@ func (s *Subscriber) finished(node int, l *link, call *conn.Call) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	t := &l.tracking
-	for i := range t.readings {
-		reading := &t.readings[i]
-		if reading.call != call {
-			continue
-		}
-		reading.armed = call.Err == nil && !call.Abandoned() && !call.Reply.IsError() &&
-			reading.connection == t.connection && t.state == trackingOn && sub.trackingErr == nil
-		if reading.armed {
-			for _, key := range reading.keys {
-				t.armed[key] = armedKey{key: key, tag: reading.tag}
-			}
-		}
+	i := t.find(call, t.next)
+	if i < 0 {
 		return
+	}
+	t.next = i + 1
+	reading := &t.readings[i]
+	reading.armed = call.Err == nil && !call.Abandoned() && !call.Reply.IsError() &&
+		reading.connection == t.connection && t.state == trackingOn && sub.trackingErr == nil
+	if reading.armed {
+		for _, key := range reading.keys {
+			t.armed[key] = armedKey{key: key, tag: reading.tag}
+		}
 	}
 }
 
