@@ -88,7 +88,8 @@ type Call struct {
 	deadline  time.Time
 	slot      int           // the call's slot in the Conn's queue, while it is queued
 	wake      chan struct{} // buffered, one token; made on the first Send
-	storage   []byte        // holds the bytes of a scalar Reply
+	storage   []byte        // holds the bytes of Reply
+	elems     []resp.Value  // holds the elements of an aggregate Reply
 }
 
 // SetScript starts Command as "EVALSHA sha numKeys" for a command with
@@ -188,10 +189,11 @@ func (c *Call) isNoScript(value resp.Value) bool {
 
 // setReply copies value into the call's own memory: value points into the
 // reader's buffer, which the next read overwrites, and the call's owner may
-// look at its reply much later.
+// look at its reply much later. The memory is the last reply's, reused:
+// a Reply is valid until the call is sent again.
 func (c *Call) setReply(value resp.Value) {
 	if value.Elems != nil {
-		c.Reply = value.Clone()
+		c.Reply, c.elems, c.storage = value.CloneInto(c.elems, c.storage)
 		return
 	}
 	if value.Str != nil {

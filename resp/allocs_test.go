@@ -144,3 +144,17 @@ func TestAllocsParseScalar(t *testing.T) {
 		}
 	}
 }
+
+func TestAllocsCloneInto(t *testing.T) {
+	v, _, err := Parse([]byte("*2\r\n$40\r\n"+testSHA+"\r\n*2\r\n:1\r\n$14\r\n"+testKey+"\r\n"), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, elems, storage := v.CloneInto(nil, nil)
+	allocs := testing.AllocsPerRun(1000, func() {
+		_, elems, storage = v.CloneInto(elems, storage)
+	})
+	if allocs != 0 {
+		t.Errorf("CloneInto into reused buffers allocates %v times, want 0", allocs)
+	}
+}

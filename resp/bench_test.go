@@ -201,3 +201,27 @@ func BenchmarkReaderTrickle(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkClone copies a small aggregate reply, as a Conn does for each
+// reply it delivers: Clone allocates the copy, CloneInto reuses the
+// buffers of the last one.
+func BenchmarkClone(b *testing.B) {
+	v, _, err := Parse([]byte("*3\r\n:1\r\n:29998\r\n*2\r\n$14\r\nlock:orders:42\r\n:7\r\n"), Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Clone", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = v.Clone()
+		}
+	})
+	b.Run("CloneInto", func(b *testing.B) {
+		b.ReportAllocs()
+		var elems []Value
+		var storage []byte
+		for b.Loop() {
+			_, elems, storage = v.CloneInto(elems, storage)
+		}
+	})
+}

@@ -147,6 +147,33 @@ func TestValueClone(t *testing.T) {
 	}
 }
 
+func TestValueCloneInto(t *testing.T) {
+	buf := []byte("*3\r\n$3\r\nfoo\r\n%1\r\n+k\r\n$1\r\nv\r\n$0\r\n\r\n")
+	v, _, err := Parse(buf, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := array(bulk("foo"), mapOf(simple("k"), bulk("v")), bulk(""))
+	clone, elems, storage := v.CloneInto(nil, nil)
+	clear(buf)
+	if !valuesEqual(clone, want) {
+		t.Errorf("CloneInto() = %v after the buffer changed, want %v", clone, want)
+	}
+	if clone.Elems[2].Str == nil {
+		t.Error("CloneInto() of an empty string is nil")
+	}
+	// Cloned again into its own buffers, a value is still whole: carving
+	// never moves memory that earlier parts of the copy point into.
+	again, _, _ := clone.CloneInto(elems[:0:0], storage[:0:0])
+	if !valuesEqual(again, want) {
+		t.Errorf("CloneInto() into small buffers = %v, want %v", again, want)
+	}
+	scalar, _, _ := simple("OK").CloneInto(elems, storage)
+	if !valuesEqual(scalar, simple("OK")) || scalar.Elems != nil {
+		t.Errorf("CloneInto() of a scalar = %#v, want +OK without elements", scalar)
+	}
+}
+
 func TestValueString(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -140,6 +140,57 @@ func (v Value) Clone() Value {
 	return clone
 }
 
+// CloneInto is Clone into memory the caller reuses: the copy's elements
+// are carved from elems and its bytes from storage, each grown when too
+// small, and it returns the copy with the buffers to pass to the next
+// CloneInto. The copy is valid until then. In steady state it does not
+// allocate.
+func (v Value) CloneInto(elems []Value, storage []byte) (Value, []Value, []byte) {
+	count, size := v.extent()
+	if cap(elems) < count || elems == nil {
+		elems = make([]Value, 0, max(count, 4))
+	}
+	if cap(storage) < size || storage == nil {
+		storage = make([]byte, 0, max(size, 16))
+	}
+	// The buffers have room for everything, so carving never moves them.
+	elems, storage = elems[:0], storage[:0]
+	clone := v.cloneInto(&elems, &storage)
+	return clone, elems, storage
+}
+
+// extent returns the number of elements under v, at every depth, and
+// the number of bytes of their texts and v's.
+func (v Value) extent() (count, size int) {
+	size = len(v.Str)
+	count = len(v.Elems)
+	for _, element := range v.Elems {
+		c, s := element.extent()
+		count, size = count+c, size+s
+	}
+	return count, size
+}
+
+// cloneInto copies v into elems and storage, which have room for it.
+func (v Value) cloneInto(elems *[]Value, storage *[]byte) Value {
+	clone := v
+	if v.Str != nil {
+		start := len(*storage)
+		*storage = append(*storage, v.Str...)
+		clone.Str = (*storage)[start:len(*storage):len(*storage)]
+	}
+	if v.Elems != nil {
+		start := len(*elems)
+		end := start + len(v.Elems)
+		*elems = (*elems)[:end]
+		clone.Elems = (*elems)[start:end:end]
+		for i, element := range v.Elems {
+			clone.Elems[i] = element.cloneInto(elems, storage)
+		}
+	}
+	return clone
+}
+
 // String returns a human-readable rendering of v for logs and tests, such as
 // `"OK"`, `(error) ERR x`, `(integer) 1`, `(nil)` or `["a", (integer) 1]`.
 func (v Value) String() string {

@@ -103,6 +103,34 @@ func BenchmarkQueueFollowed(b *testing.B) {
 	b.ReportMetric(float64((processCPU(b)-cpuBefore).Nanoseconds())/float64(b.N*burst), "cpu-ns/pair")
 }
 
+// BenchmarkAggregateReplies sends a burst of commands whose replies are
+// arrays (MGET of two keys) on one connection and waits for them: one op
+// is the burst. cpu-ns/reply is this process's CPU per reply.
+func BenchmarkAggregateReplies(b *testing.B) {
+	server := redistest.Start(b, redistest.Options{})
+	server.Do(b, "MSET", "bench:first", "29998", "bench:second", "2f1d6c0e9a7b4c3d8e5f60718293a4b5")
+	c := newConn(b, server.Addr(), conn.Options{})
+	calls := make([]conn.Call, burst)
+	for i := range calls {
+		calls[i].Command = resp.AppendCommand(nil, "MGET", "bench:first", "bench:second")
+	}
+	b.ReportAllocs()
+	cpuBefore := processCPU(b)
+	for b.Loop() {
+		for i := range calls {
+			c.Send(&calls[i], time.Now().Add(time.Minute))
+		}
+		c.Flush()
+		for i := range calls {
+			c.Wait(context.Background(), &calls[i])
+			if calls[i].Err != nil || len(calls[i].Reply.Elems) != 2 {
+				b.Fatal(calls[i].Err, calls[i].Reply)
+			}
+		}
+	}
+	b.ReportMetric(float64((processCPU(b)-cpuBefore).Nanoseconds())/float64(b.N*burst), "cpu-ns/reply")
+}
+
 // processCPU returns the CPU time (user and system) of this process.
 func processCPU(b *testing.B) time.Duration {
 	var usage syscall.Rusage
