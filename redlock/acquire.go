@@ -9,101 +9,111 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
-// acquireWithRetries runs attempts until one wins a hold that is still
-// valid when it is returned, an attempt fails for good, MaxTries attempts
-// failed, or ctx ends. A hold whose validity ended before it could be
-// returned counts as a failed attempt, retried at the retry delay. The
-// caller has the turn; on success the validity check (validAtReturn) was
-// the last thing done.
+// acquireWithRetries runs attempts, as waiting.Waiter.Retry says, until
+// one wins a hold that is still valid when it is returned. A hold whose
+// validity ended before it could be returned counts as a failed attempt.
+// The caller has the turn; on success the hold's validity was checked
+// last (validAtReturn).
 func (m *Mutex) acquireWithRetries(ctx context.Context) error {
+	w := &m.wait
+	err := w.Retry(ctx, m.retryRule(), (*lockAttempts)(m), 1, waiting.Failure{})
+	if err != nil && w.InLine() {
+		m.leaveLine(&w.line) // the turn is still this goroutine's
+	}
+	return err
+}
+
+// lockAttempts is a Mutex as waiting.Waiter.Retry sees its Lock.
+type lockAttempts Mutex
+
+// Attempt makes attempt number of a Lock and says how it ended.
+func (l *lockAttempts) Attempt(ctx context.Context, number int) (waiting.Outcome, waiting.Failure) {
+	m := (*Mutex)(l)
 	c := m.client
-	reconnected := false
-	inLine, acquired := false, false // a fair Mutex's place in line
-	defer func() {
-		m.wait.StopWaiting(false)
-		switch {
-		case inLine && !acquired:
-			m.leaveLine(&m.wait.line) // the turn is still this goroutine's
-		case inLine:
-			// The nodes that granted took the waiter out of line; the others
-			// let its heartbeat lapse.
-			c.notifier.LeaveLine(&m.wait.Waiter)
-		}
-	}()
-	for attempt := 1; ; attempt++ {
-		m.wait.BeforeAttempt()
-		elapsed, generation, err := m.attempt(ctx, attempt)
-		var failure error // the attempt's error once it failed, unless made from its tally (failed)
-		switch {
-		case err == nil:
-			m.wait.StopWaiting(true)
-			if m.validAtReturn(generation) {
-				acquired = true
-				return nil // nothing runs between the check and the return
+	elapsed, generation, err := m.attempt(ctx, number)
+	var failure error // the attempt's error once it failed, unless made from its tally (failed)
+	switch {
+	case err == nil:
+		m.wait.StopWaiting(true)
+		inLine := m.wait.InLine() // read before another goroutine may take the turn
+		if m.validAtReturn(generation) {
+			if inLine {
+				// The nodes that granted took the waiter out of line; the
+				// others let its heartbeat lapse.
+				c.notifier.LeaveLine(&m.wait.Waiter)
 			}
-			// The hold won ended while the observers ran: the attempt
-			// failed after all.
-			if failure = m.dropEndedHold(generation); failure == nil {
-				return nil // unlocked by another goroutine, which passed the turn on
+			return waiting.Won, waiting.Failure{}
+		}
+		// The hold won ended while the observers ran: the attempt failed
+		// after all.
+		if failure = m.dropEndedHold(generation); failure == nil {
+			// Unlocked by another goroutine, which passed the turn on.
+			if inLine {
+				m.leaveLine(&m.wait.line)
 			}
-		case err != errAttemptFailed:
-			return err
-		default:
-			m.wait.AfterFailedAttempt()
-			tally := &m.acquisitionRound().Tally
-			m.wait.failed.CopyFrom(tally)
-			m.wait.failedElapsed = elapsed
-			if tally.Unreachable() {
-				// Nodes that are down were being dialled again: give them one
-				// chance to come back before saying the quorum is out of reach.
-				// A misconfigured node cannot come back that way.
-				if reconnected || !tally.DownByTransport() {
-					return m.failure(failure)
-				}
-				reconnected = true
-				c.group.Connect(ctx)
-				continue
-			}
+			return waiting.Won, waiting.Failure{}
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, context.Cause(ctx), m.failure(failure))
-		}
-		if m.options.MaxTries > 0 && attempt >= m.options.MaxTries {
-			return fmt.Errorf("redlock: lock %q: %d attempts failed (MutexOptions.MaxTries): %w", m.key, attempt, m.failure(failure))
-		}
-		// A holder that simply expires announces nothing: a wait for a
-		// release ends, at the latest, when a quorum of nodes stops
-		// refusing, as they told (refusedFor). The rounds are lent: after
-		// a hold that started and was dropped, the tally counts nothing
-		// (see lentRounds).
+	case err != errAttemptFailed:
+		return waiting.Aborted, waiting.Failure{Err: err}
+	default:
 		tally := &m.acquisitionRound().Tally
-		got, refused, refusedFor := tally.Got, tally.Refused, tally.RefusedOnQuorumFor()
-		if err != nil && inLine && tally.LostPlace() {
-			// The waiter's place lapsed while it did not try (a pause
-			// longer than its heartbeat), or the nodes that served it in a
-			// split vote took it out of line: it leaves what is left of
-			// its place and joins again, at the back.
-			m.leaveLine(&m.wait.line)
-			inLine = false
-		}
-		if err != nil && refused > 0 && m.kind == round.KindFair && !inLine {
-			// Somebody holds the lock, or waits for it: take a place in
-			// line, which the later attempts keep. Its rounds are the
-			// acquisition's: the attempt's tally was read above.
-			var lineErr error
-			if inLine, lineErr = m.joinLine(ctx, &m.wait.line); lineErr != nil {
-				return fmt.Errorf("redlock: lock %q: waiting in line: %w", m.key, lineErr)
+		m.wait.failed.CopyFrom(tally)
+		m.wait.failedElapsed = elapsed
+		if tally.Unreachable() {
+			// Nodes that are down were being dialled again: give them one
+			// chance to come back before saying the quorum is out of reach.
+			// A misconfigured node cannot come back that way.
+			if m.wait.RetriedNow() || !tally.DownByTransport() {
+				return waiting.FailedForGood, waiting.Failure{Err: m.failure(nil)}
 			}
-		}
-		// Somebody holds the lock: listen for its release. A split vote
-		// backs off at random, so that competitors fall out of step. A
-		// reader competes with nobody: it waits for the writer's release.
-		held := err != nil && refused > 0
-		backoff := held && got > 0 && m.kind != round.KindRead
-		if err := m.wait.WaitToRetry(ctx, m.retryDelay(attempt), waiting.Failure{Held: held, Split: got > 0, Backoff: backoff, RefusedFor: refusedFor}); err != nil {
-			return fmt.Errorf("redlock: lock %q: %w: %w", m.key, err, m.failure(failure))
+			c.group.Connect(ctx)
+			return waiting.FailedRetryNow, waiting.Failure{}
 		}
 	}
+	// A holder that simply expires announces nothing: a wait for a release
+	// ends, at the latest, when a quorum of nodes stops refusing, as they
+	// told (refusedFor). The rounds are lent: after a hold that started and
+	// was dropped, the tally counts nothing (see lentRounds).
+	tally := &m.acquisitionRound().Tally
+	got, refused := tally.Got, tally.Refused
+	// Somebody holds the lock: listen for its release. A split vote backs
+	// off at random, so that competitors fall out of step. A reader
+	// competes with nobody: it waits for the writer's release.
+	held := err != nil && refused > 0
+	backoff := held && got > 0 && m.kind != round.KindRead
+	return waiting.Failed, waiting.Failure{Held: held, Split: got > 0, Backoff: backoff, RefusedFor: tally.RefusedOnQuorumFor(), Err: failure}
+}
+
+// BeforeWait keeps a fair Mutex's place in line before a wait.
+func (l *lockAttempts) BeforeWait(ctx context.Context, failure waiting.Failure) error {
+	m := (*Mutex)(l)
+	inLine := m.wait.InLine()
+	if failure.Err == nil && inLine && m.acquisitionRound().Tally.LostPlace() {
+		// The waiter's place lapsed while it did not try (a pause longer
+		// than its heartbeat), or the nodes that served it in a split vote
+		// took it out of line: it leaves what is left of its place and
+		// joins again, at the back.
+		m.leaveLine(&m.wait.line)
+		inLine = false
+	}
+	if failure.Held && m.kind == round.KindFair && !inLine {
+		// Somebody holds the lock, or waits for it: take a place in line,
+		// which the later attempts keep. Its rounds are the acquisition's:
+		// the attempt's tally was read before.
+		if _, err := m.joinLine(ctx, &m.wait.line); err != nil {
+			return fmt.Errorf("redlock: lock %q: waiting in line: %w", m.key, err)
+		}
+	}
+	return nil
+}
+
+// Stop returns the error of a Lock that stops after failed attempt number.
+func (l *lockAttempts) Stop(number int, cause error, failure waiting.Failure) error {
+	m := (*Mutex)(l)
+	if cause != nil {
+		return fmt.Errorf("redlock: lock %q: %w: %w", m.key, cause, m.failure(failure.Err))
+	}
+	return fmt.Errorf("redlock: lock %q: %d attempts failed (MutexOptions.MaxTries): %w", m.key, number, m.failure(failure.Err))
 }
 
 // failure returns the error of the last failed attempt of a Lock: failure

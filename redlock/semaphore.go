@@ -37,8 +37,8 @@ type Semaphore struct {
 	next    atomic.Uint32
 	crowded atomic.Bool
 	// scratch holds the *permitCandidates of the attempts under way, and
-	// kept the *keptFailure of the Acquires that wait.
-	scratch, kept sync.Pool
+	// waits the *acquireAttempts of the Acquires.
+	scratch, waits sync.Pool
 }
 
 // NewSemaphore returns a Semaphore named name that admits at most limit
@@ -78,7 +78,7 @@ func (c *Client) NewSemaphore(name string, limit int, options MutexOptions) *Sem
 		return s // one script tries several permits at once
 	}
 	s.waiter = newMutex(c, s.slots[0].key, waiting)
-	s.kept.New = func() any { return new(keptFailure) }
+	s.waits.New = func() any { return &acquireAttempts{semaphore: s} }
 	s.scratch.New = func() any {
 		p := &permitCandidates{slots: make([]int, 0, limit), mutexes: make([]*Mutex, 0, limit), keys: make([]string, 0, limit)}
 		if options.Fencing {
@@ -197,13 +197,13 @@ func (s *Semaphore) tryAcquireAll(ctx context.Context, permits []Permit, kept *k
 }
 
 // acquireAll is Acquire for every element of permits, all or none (see
-// tryAcquireAll).
+// tryAcquireAll). It waits as waiting.Waiter.Retry says.
 func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 	w := s.waiter
 	unheardBefore := w.client.notifier.Unheard()
-	kept := s.kept.Get().(*keptFailure)
-	defer s.kept.Put(kept)
-	full, err := s.tryAcquireAll(ctx, permits, kept)
+	a := s.waits.Get().(*acquireAttempts)
+	defer s.waits.Put(a)
+	full, err := s.tryAcquireAll(ctx, permits, &a.kept)
 	if err == nil || !errors.Is(err, ErrNotAcquired) {
 		return err
 	}
@@ -212,28 +212,55 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 	}
 	defer w.giveTurn()
 	w.wait.AttemptBegan(unheardBefore)
-	acquired := false
-	defer func() { w.wait.StopWaiting(acquired) }()
-	for attempt := 1; ; attempt++ {
-		if w.options.MaxTries > 0 && attempt >= w.options.MaxTries {
-			return s.keptError(err, kept)
-		}
-		// Not full, yet not won: competitors, or a release that reached
-		// some nodes before the attempt and the others after.
-		if sleepErr := w.wait.WaitToRetry(ctx, w.retryDelay(attempt), waiting.Failure{Held: full, Split: !full, Backoff: !full}); sleepErr != nil {
-			return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, sleepErr, s.keptError(err, kept))
-		}
-		w.wait.BeforeAttempt()
-		full, err = s.tryAcquireAll(ctx, permits, kept)
-		if err == nil {
-			acquired = true
-			return nil
-		}
-		if !errors.Is(err, ErrNotAcquired) {
-			return err
-		}
-		w.wait.AfterFailedAttempt()
+	if cap(a.permits) < len(permits) {
+		a.permits = make([]Permit, len(permits))
 	}
+	a.permits = a.permits[:len(permits)]
+	err = w.wait.Retry(ctx, w.retryRule(), a, 2, acquireFailure(full, err))
+	copy(permits, a.permits)
+	clear(a.permits)
+	return err
+}
+
+// acquireAttempts is what an Acquire that waits keeps between its
+// attempts (waiting.Attempts). The permits are its own, so that the
+// caller's do not escape; Semaphore.waits pools it.
+type acquireAttempts struct {
+	semaphore *Semaphore
+	kept      keptFailure
+	permits   []Permit
+}
+
+// acquireFailure is how an attempt failed with err that found every slot
+// held, or not (full): then competitors won, or a release reached too few
+// nodes.
+func acquireFailure(full bool, err error) waiting.Failure {
+	return waiting.Failure{Held: full, Split: !full, Backoff: !full, Err: err}
+}
+
+// Attempt makes one attempt of an Acquire and says how it ended.
+func (a *acquireAttempts) Attempt(ctx context.Context, _ int) (waiting.Outcome, waiting.Failure) {
+	full, err := a.semaphore.tryAcquireAll(ctx, a.permits, &a.kept)
+	switch {
+	case err == nil:
+		return waiting.Won, waiting.Failure{}
+	case !errors.Is(err, ErrNotAcquired):
+		return waiting.Aborted, waiting.Failure{Err: err}
+	}
+	return waiting.Failed, acquireFailure(full, err)
+}
+
+// BeforeWait does nothing: an Acquire has no line.
+func (a *acquireAttempts) BeforeWait(context.Context, waiting.Failure) error { return nil }
+
+// Stop returns the error of an Acquire that stops after a failed attempt.
+func (a *acquireAttempts) Stop(_ int, cause error, failure waiting.Failure) error {
+	s := a.semaphore
+	err := s.keptError(failure.Err, &a.kept)
+	if cause != nil {
+		return fmt.Errorf("redlock: semaphore %q: %w: %w", s.name, cause, err)
+	}
+	return err
 }
 
 // Permit is a held permit of a Semaphore: the hold of one of its slots.

@@ -87,11 +87,15 @@ func (m *Mutex) releasedChannels() []string {
 	return m.wait.channels
 }
 
-// retryDelay draws the retry delay after the failed attempt number of a
-// Lock (from 1), from the Mutex's retry range (waiting.RetryDelay).
-func (m *Mutex) retryDelay(number int) time.Duration {
-	return waiting.RetryDelay(number, m.options.RetryDelayMin, m.options.RetryDelayMax, m.options.RetryBackoff)
+// retryRule returns when the Mutex's Lock tries again.
+func (m *Mutex) retryRule() waiting.Rule {
+	options := &m.options
+	return waiting.Rule{MaxTries: options.MaxTries, DelayMin: options.RetryDelayMin, DelayMax: options.RetryDelayMax, Backoff: options.RetryBackoff}
 }
+
+// retryDelay draws the retry delay after the failed attempt number of a
+// Lock (from 1) (waiting.Rule.Delay).
+func (m *Mutex) retryDelay(number int) time.Duration { return m.retryRule().Delay(number) }
 
 // initNotifier readies the notifier of a Client whose nodes are known.
 func (c *Client) initNotifier() {

@@ -5,18 +5,22 @@
 // channels its waiters listen on. A release announced by a quorum of
 // nodes wakes one Waiter; a fair lock's release wakes the first in line.
 // Channels nobody waits on stay subscribed, idle, up to a limit. A Waiter
-// holds one lock's wait state, and its WaitToRetry is the one wait that
-// Mutex.Lock and Semaphore.Acquire share: for the retry delay
-// (RetryDelay), or for a release.
+// holds one lock's wait state. Its Retry is the one retry loop that
+// Mutex.Lock and Semaphore.Acquire share. Between attempts it waits the
+// retry delay (Rule), or for a release.
 //
 // # Concurrency
 //
-// The Notifier is safe for concurrent use: one mutex guards its channels
-// and the waiters' fields that it writes. A Waiter belongs to the
-// goroutine that has its lock's turn; the Notifier wakes it through
-// atomics and a channel of one token.
+// The Notifier is safe for concurrent use. One mutex guards its channels
+// and the waiter fields it writes. A Waiter belongs to the goroutine that
+// has its lock's turn. The mix of kinds is deliberate:
+//   - the mutex guards what the notifier's goroutines share;
+//   - atomics hold what is read without it: the counters a Lock reads on
+//     its fast path, and the wake-up flags a sleeping waiter takes;
+//   - a channel of one token wakes a waiter, since its wait selects on
+//     the token, the timer, ctx and Close together.
 //
 // # Errors
 //
-// Only WaitToRetry fails: with the context's cause when ctx ends.
+// Only Retry fails: with the error its Attempts make.
 package waiting

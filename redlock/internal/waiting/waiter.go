@@ -2,7 +2,6 @@ package waiting
 
 import (
 	"context"
-	"math/rand/v2"
 	"sync/atomic"
 	"time"
 )
@@ -37,11 +36,12 @@ type Waiter struct {
 	unheardBefore uint64 // Notifier.unheard when the attempt before registering began
 	split         bool   // the last attempt won a part, not all it needed
 	subscribed    bool   // registered with the notifier
+	retriedNow    bool   // the Retry under way retried at once (RetriedNow)
 
 	// Guarded by Notifier.mu. subscribing is set until a quorum confirms
 	// the subscriptions; wokenOn and pickedFor are the channel and hash of
 	// the last release picked for; lineID is a fair lock's identity in
-	// line while lined is set.
+	// line while lined is set. Only the turn's goroutine writes lined.
 	subscribing bool
 	lined       bool
 	wokenOn     string
@@ -101,80 +101,6 @@ func (w *Waiter) startAttempt() int32 {
 	default:
 	}
 	return w.releaseWakes.Load()
-}
-
-// BeforeAttempt readies the wait of a Lock or an Acquire for an attempt:
-// the attempt answers the wake-ups that came before it.
-func (w *Waiter) BeforeAttempt() {
-	if w.subscribed {
-		w.answered = w.startAttempt()
-	} else {
-		w.unheardBefore = w.notifier.unheard.Load()
-	}
-}
-
-// AfterFailedAttempt takes the release wake-ups the failed attempt
-// answered: they are not passed on.
-func (w *Waiter) AfterFailedAttempt() {
-	if w.subscribed {
-		w.releaseWakes.Add(-w.answered)
-	}
-}
-
-// Failure is what a failed attempt found, which decides how its Lock or
-// Acquire waits.
-type Failure struct {
-	Held       bool          // somebody holds what it asked: listen for the release
-	Split      bool          // it won a part of what it needed
-	Backoff    bool          // back off at random unless a release comes
-	RefusedFor time.Duration // bounds a wait for a release, when not 0
-}
-
-// WaitToRetry waits the retry delay d after a failed attempt of a Lock or
-// an Acquire, as failure says.
-func (w *Waiter) WaitToRetry(ctx context.Context, d time.Duration, failure Failure) error {
-	if failure.Held && !w.subscribed {
-		w.startAttempt() // forget the wake-ups that came after an earlier wait's last attempt
-		w.subscribed = w.notifier.register(w)
-	}
-	mode := waitDeaf
-	if w.subscribed {
-		switch {
-		case failure.Backoff:
-			mode = waitBackoff
-		case failure.Held:
-			mode = waitRelease
-		}
-	}
-	w.split = failure.Split
-	return w.sleep(ctx, d, mode, failure.RefusedFor)
-}
-
-// StopWaiting unregisters a Lock or an Acquire from the notifier, if it
-// registered, as it returns or wins.
-func (w *Waiter) StopWaiting(acquired bool) {
-	if w.subscribed {
-		w.notifier.unregister(w, acquired)
-		w.subscribed = false
-	}
-}
-
-// RetryDelay draws the retry delay after the failed attempt number (from
-// 1): uniformly from [low, high], so that competing clients fall out of
-// step; with backoff, from [b/2, b], where b doubles with each attempt
-// from low up to high.
-func RetryDelay(number int, low, high time.Duration, backoff bool) time.Duration {
-	if backoff {
-		bound := low
-		for i := 1; i < number && bound < high; i++ {
-			bound *= 2
-		}
-		low, high = min(bound, high)/2, min(bound, high)
-	}
-	if high <= low {
-		return low
-	}
-	return low + rand.N(high-low+1)
 }
 
 // waitMode says how a Lock waits between two attempts (Waiter.sleep).
