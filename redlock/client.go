@@ -12,6 +12,7 @@ import (
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/connection"
 	"github.com/lockmux/lockmux/redlock/internal/liveness"
+	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/redlock/internal/round"
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
@@ -246,5 +247,163 @@ func (o Options) connection() connection.Options {
 		DialTimeout: o.DialTimeout,
 		ClientName:  o.ClientName,
 		Protocol:    o.Protocol,
+	}
+}
+
+// clock tells the time for every elapsed-time and validity computation of
+// a Client. Its readings must carry a monotonic clock reading, as those of
+// time.Now do, so that a jump of the wall clock cannot move a deadline: only
+// differences between readings (Sub, Since-style arithmetic, Add) are used,
+// never their wall-clock value. A clock must be safe for concurrent use.
+//
+// Options.clock is nil in production, meaning realClock; tests inject a
+// clock to move time by hand.
+type clock interface {
+	// Now returns the current time, with a monotonic clock reading.
+	Now() time.Time
+}
+
+// realClock is the clock of time.Now.
+type realClock struct{}
+
+// Now returns time.Now().
+func (realClock) Now() time.Time { return time.Now() }
+
+// timerDelay converts a moment of the Client's clock into the delay of a
+// timer that should fire then: the time left until it by the Client's
+// clock now. It is the one place where Options.clock meets real time: a
+// timer waits in real time, so whatever it wakes reads the Client's clock
+// again and decides by it. A moment that has not come yet by that reading
+// (an injected clock that moved slower than the real one, or an extension
+// that moved the moment) gets a new timer; one that has come is due. The
+// end of every hold and the renewer's schedule are set this way.
+func (c *Client) timerDelay(moment time.Time) time.Duration {
+	return moment.Sub(c.options.clock.Now())
+}
+
+// epochKey is the key of a node's epoch marker, which the doctor shares.
+const epochKey = quarantine.EpochKey
+
+// newQuarantine returns a quarantine of c's nodes; with watch, it arms
+// the markers on RESP3 subscription connections.
+func (c *Client) newQuarantine(watch bool) *quarantine.Quarantine {
+	config := quarantine.Config{
+		Group: c.group, Nodes: len(c.dialAddresses), Need: c.need, Clock: c.options.clock,
+		Threshold:   c.options.MaxTTL + round.Drift(c.options.MaxTTL, c.options.DriftFactor),
+		DialTimeout: c.options.DialTimeout, NodeTimeout: c.options.NodeTimeout,
+		Quarantined: ErrQuarantined, Unreachable: ErrNodeUnreachable, UnexpectedReply: errUnexpectedReply,
+	}
+	if watch && c.options.Protocol != ProtocolRESP2 {
+		config.Arm = c.watcher.armMarker
+	}
+	return quarantine.New(config)
+}
+
+// armMarker runs arm on a watcher goroutine, unless the Client is closing.
+func (w *watcher) armMarker(arm func(ctx context.Context, subscriber *mux.Subscriber)) {
+	c := w.client
+	c.notifier.StartTracking()
+	w.Go(func() {
+		subscriber := c.notifier.TrackingSubscriber()
+		if subscriber == nil {
+			return
+		}
+		arm(w.Context(), subscriber)
+	})
+}
+
+// TrustNodes states that the nodes are new, or kept every key they ever
+// held, so the quarantine lets them vote at once. A false statement breaks
+// the exclusion (docs/operations.md). It returns an error naming the nodes
+// not reached.
+func (c *Client) TrustNodes(ctx context.Context) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	q := c.quarantine
+	if q == nil {
+		q = c.newQuarantine(false) // the markers are written all the same, for Clients that quarantine
+	}
+	var failures []error
+	for node, err := range q.Trust(ctx) {
+		if err != nil {
+			failures = append(failures, fmt.Errorf("%s: %w", c.addresses[node], err))
+		}
+	}
+	return errors.Join(failures...)
+}
+
+// sameSlot returns why the keys of keySets, which one lock writes together
+// in one script per node, cannot be written together on a node that is a
+// Redis Cluster: they do not share a hash slot, and a script's keys must. It returns nil
+// when no node is a cluster, or when they do share one. The keys a lock
+// writes next to its own (a fence counter, a fair lock's line, a
+// read/write lock's readers, a semaphore's permits) add a suffix to its
+// key or name: they share its slot when it holds a hash tag.
+func (c *Client) sameSlot(keySets ...[]string) error {
+	if !c.hasCluster {
+		return nil
+	}
+	first, slot := "", -1
+	for _, keys := range keySets {
+		for _, key := range keys {
+			switch other := mux.Slot(key); {
+			case slot < 0:
+				first, slot = key, other
+			case other != slot:
+				return fmt.Errorf("%w: a node is a Redis Cluster, and the keys a lock writes together must share a hash slot: "+
+					"%q (slot %d) and %q (slot %d) do not; name the resource in a hash tag, as in {orders:1}, in every key "+
+					"(the fence counter, line, readers and permits add a suffix to it)", ErrInvalidOptions, first, slot, key, other)
+			}
+		}
+	}
+	return nil
+}
+
+// releasedChannelPrefix returns the start of the channel on which the
+// releases of key are announced; the key follows it. On a Client with a
+// Redis Cluster member, releases are announced with sharded pub/sub
+// (SPUBLISH), on the master of the key's slot, and waiters subscribe there
+// (SSUBSCRIBE): the channel's own slot must be the key's, and the prefix
+// holds a hash tag of that slot (naming.ShardedChannelPrefix). Every node
+// of such a Client announces so, plain nodes too (Redis 7 has sharded
+// pub/sub outside a cluster as well): one command goes to every node.
+func (c *Client) releasedChannelPrefix(key string) string {
+	if !c.hasCluster {
+		return releasedChannelPrefix
+	}
+	return naming.ShardedChannelPrefix(mux.SlotTag(mux.Slot(key)))
+}
+
+// releasedChannel returns the channel on which the releases of key are
+// announced.
+func (c *Client) releasedChannel(key string) string { return c.releasedChannelPrefix(key) + key }
+
+// announceWhereAsked announces again, under message, the release that a
+// round of m made on a Redis Cluster member after an ASK redirect
+// (mux.Group.Asked): it did so on the master the keys' slot is being
+// migrated to, while the master the slot leaves still serves the slot's
+// sharded channels, where the waiters listen, until the migration ends.
+// SPUBLISH goes to the master of the channel's slot in the member's slot
+// map, which is that one. A fair lock's release is announced again
+// without the first waiter in line, which only the node knew: it wakes a
+// waiter as a plain lock's release does.
+func (m *Mutex) announceWhereAsked(ctx context.Context, r *round.Round, message []byte) {
+	if m.announceOn == "" {
+		return
+	}
+	c := m.client
+	for node, outcome := range r.Tally.Nodes {
+		// Only the replies the round gathered are read: a node's outcome
+		// is OutcomeConfirmed only then.
+		if outcome.Outcome != round.OutcomeConfirmed || r.Mux.Reply(node).Int <= 0 || !c.group.Asked(r.Mux, node) {
+			continue // nothing released, or announced where the waiters listen
+		}
+		channels := m.releasedChannels()
+		requests := make([]*mux.Request, len(channels))
+		for i, channel := range channels {
+			requests[i] = mux.NewRequest("SPUBLISH", channel, string(message))
+		}
+		c.group.Do(ctx, node, requests...) // as in the scripts, an announcement that fails loses nothing else
 	}
 }

@@ -20,8 +20,10 @@
 //     renewal scheduled (liveness) and sent (redlock/liveness.go), its keys
 //     watched for cuts (liveness).
 //  6. The wait. A failed attempt releases what it set, and the Mutex waits
-//     (redlock/wait.go, waiting): for its retry delay, or until a release
-//     of its key is announced by a quorum.
+//     in waiting.Waiter.Retry (waiting/retry.go), the one retry loop of
+//     Mutex and Semaphore: for its retry delay, or until a quorum announces
+//     a release of its key. A fair Mutex keeps a place in line meanwhile
+//     (redlock/wait.go).
 //  7. The release. Mutex.Unlock (redlock/release.go) ends the hold and
 //     sends the release, which the transport finishes whoever waits; a
 //     waiter of this process is woken at once.
