@@ -211,7 +211,7 @@ func (w *watcher) armAgain(key string) {
 	generation, tag, armed := h.Generation, h.WatchTag, h.Held && !h.Lost && !h.Writing
 	h.Mu.Unlock()
 	if armed {
-		w.StartArming(m, generation, tag, allNodes)
+		w.StartArming(m, generation, tag, allNodes, nil)
 	}
 }
 

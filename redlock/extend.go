@@ -212,9 +212,7 @@ func (m *Mutex) applyExtension(e extension, r *round.Round, automatic bool) erro
 			m.moveUntilLocked(end.Add(remaining))
 			repair = m.prepareRepairLocked(e, r)
 			if arm = m.watched() && h.WatchTag == e.watchTag; arm {
-				for i, node := range tally.Nodes {
-					h.Watching[i] = node.Outcome == round.OutcomeConfirmed
-				}
+				m.watchNodesLocked(tally)
 			}
 		}
 		h.Mu.Unlock()
@@ -224,9 +222,9 @@ func (m *Mutex) applyExtension(e extension, r *round.Round, automatic bool) erro
 		m.sending.RUnlock()
 		switch {
 		case arm && automatic:
-			c.renewer.armLater(m, e.generation, e.watchTag) // on the renewer's goroutine
+			c.renewer.armLater(m, e.generation, e.watchTag, tally) // on the renewer's goroutine
 		case arm:
-			m.startArming(e.generation, e.watchTag, allNodes)
+			m.startArming(e.generation, e.watchTag, allNodes, unsureNodes(tally, nil))
 		}
 	case tally.Got >= c.need:
 		err = fmt.Errorf("%w: the extension of %q took %v and ended after the validity", ErrLockLost, m.key, elapsed)

@@ -91,15 +91,17 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *round.Tall
 	h.Mu.Lock()
 	for i, node := range tally.Nodes {
 		h.Had[i] = node.Outcome == round.OutcomeConfirmed
-		h.Watching[i] = h.Had[i]
 	}
 	// The held Mutex keeps no round: its release borrows one once it
 	// ended the hold, under h.Mu.
 	m.giveBackRounds()
 	generation := h.StartLocked(m.acquisition.token(), start, until, fence, m.options.TTL)
 	watched := m.watched()
+	var unsure []bool
 	if watched {
 		h.WatchTag = c.watcher.NewWriteTag()
+		m.watchNodesLocked(tally)
+		unsure = unsureNodes(tally, nil)
 	}
 	tag := h.WatchTag
 	listed := c.holds.AddLocked((*livenessLock)(m))
@@ -117,7 +119,7 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *round.Tall
 	}
 	if watched {
 		c.watcher.watch(m)
-		m.startArming(generation, tag, allNodes)
+		m.startArming(generation, tag, allNodes, unsure)
 	}
 	return generation
 }

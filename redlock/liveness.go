@@ -60,10 +60,12 @@ type renewer struct {
 	client *Client
 
 	// extenders are the rounds of a batch, made as the batches grow and
-	// reused, and arming the armings of the batch's watched holds (see
-	// liveness.ArmingBatch): they belong to the renewer's goroutine.
+	// reused, arming the armings of the batch's watched holds (see
+	// liveness.ArmingBatch), and unsure the buffer of one hold's unsure
+	// nodes (see unsureNodes): they belong to the renewer's goroutine.
 	extenders []*extender
 	arming    *liveness.ArmingBatch[*livenessLock]
+	unsure    []bool
 }
 
 // maxRenewalBatch bounds the extensions the renewer sends at once.
@@ -127,12 +129,51 @@ func (r *renewer) serve(due []liveness.Renewal[*livenessLock]) {
 }
 
 // armLater adds the arming of m's hold of the given generation, under
-// tag, to the batch being filled. It runs on the renewer's goroutine.
-func (r *renewer) armLater(m *Mutex, generation, tag uint64) {
+// tag, to the batch being filled, after the extension counted by tally.
+// It runs on the renewer's goroutine.
+func (r *renewer) armLater(m *Mutex, generation, tag uint64, tally *round.Tally) {
 	if r.arming == nil {
 		r.arming = r.client.watcher.SpareBatch()
 	}
-	r.arming.Add((*livenessLock)(m), generation, tag)
+	r.unsure = unsureNodes(tally, r.unsure)
+	r.arming.Add((*livenessLock)(m), generation, tag, r.unsure)
+}
+
+// watchNodesLocked sets which nodes m's hold watches after its own write
+// counted by tally: those that confirmed it. The nodes whose reply was
+// not awaited, once a quorum had decided the round, are armed too and
+// watched once their arming read shows the keys (see unsureNodes and
+// liveness.Watcher.Arm): with three nodes, the third reply is most often
+// not awaited, and left out, its node would never be watched. A node that
+// refused the write or failed is not watched. The caller holds
+// m.hold.Mu.
+func (m *Mutex) watchNodesLocked(tally *round.Tally) {
+	for i, node := range tally.Nodes {
+		m.hold.Watching[i] = node.Outcome == round.OutcomeConfirmed
+	}
+}
+
+// unsureNodes returns, in buffer, which nodes of the round counted by
+// tally have a reply that was not awaited: the nodes whose arming read
+// tells whether they hold the keys. It returns nil when every reply was
+// awaited.
+func unsureNodes(tally *round.Tally, buffer []bool) []bool {
+	unsure := buffer[:0]
+	some := false
+	for _, node := range tally.Nodes {
+		unsure = append(unsure, notAwaited(node))
+		some = some || notAwaited(node)
+	}
+	if !some {
+		return nil
+	}
+	return unsure
+}
+
+// notAwaited reports whether node's reply was not awaited: the round was
+// decided, or its caller gave up, before it came.
+func notAwaited(node round.NodeOutcome) bool {
+	return node.Outcome == round.OutcomeTimeout && node.Err == round.ErrNotAwaited
 }
 
 // startArmingBatch arms the batch filled so far, if any, on a goroutine
@@ -291,7 +332,7 @@ func (w *watcher) invalidated(invalidation mux.Invalidation) {
 	} else {
 		w.wakeObservations("")
 	}
-	w.Invalidated(invalidation.Key, invalidation.Tag)
+	w.Invalidated(invalidation.Node, invalidation.Key, invalidation.Tag)
 }
 
 // unavailable notes a node that cannot track keys though it carries
@@ -345,18 +386,24 @@ func (w *watcher) report() {
 }
 
 // reconnected arms again, on node's new subscription connection, the keys
-// of every watched hold that node confirmed: the former connection's
-// arming ended with it (and was reported, see invalidated).
+// of every watched hold: the former connection's arming ended with it
+// (and was reported, see invalidated), and a first connection finds the
+// holds whose arming came before it. A node the hold does not watch is
+// judged by its read (liveness.Watcher.StartJudging): its reply to the
+// hold's last write may not have been awaited.
 func (w *watcher) reconnected(node int) {
 	w.client.quarantine.WatchMarker(node)
 	w.wakeObservations("")
 	for l := range w.Watching() {
 		h := &l.hold
 		h.Mu.Lock()
-		generation, tag, armed := h.Generation, h.WatchTag, h.Held && !h.Lost && !h.Writing && h.Watching[node]
+		generation, tag, armed, watching := h.Generation, h.WatchTag, h.Held && !h.Lost && !h.Writing, h.Watching[node]
 		h.Mu.Unlock()
-		if armed {
-			w.StartArming(l, generation, tag, node)
+		switch {
+		case armed && watching:
+			w.StartArming(l, generation, tag, node, nil)
+		case armed:
+			w.StartJudging(l, generation, tag, node)
 		}
 	}
 }
@@ -365,13 +412,14 @@ func (w *watcher) reconnected(node int) {
 const allNodes = liveness.AllNodes
 
 // startArming arms the keys of the hold of the given generation under
-// tag, on node or on allNodes, on a goroutine of its own.
-func (m *Mutex) startArming(generation, tag uint64, node int) {
-	m.client.watcher.StartArming((*livenessLock)(m), generation, tag, node)
+// tag, on node or on allNodes, on a goroutine of its own; unsure is as
+// liveness.Watcher.Arm takes it.
+func (m *Mutex) startArming(generation, tag uint64, node int, unsure []bool) {
+	m.client.watcher.StartArming((*livenessLock)(m), generation, tag, node, unsure)
 }
 
 // arm arms the keys of the hold of the given generation under tag, on
-// node or on allNodes (liveness.Watcher.Arm).
+// node or on allNodes (liveness.Watcher.Arm), the nodes the hold watches.
 func (m *Mutex) arm(generation, tag uint64, node int) {
-	m.client.watcher.Arm((*livenessLock)(m), generation, tag, node)
+	m.client.watcher.Arm((*livenessLock)(m), generation, tag, node, nil)
 }

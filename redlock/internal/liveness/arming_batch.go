@@ -23,6 +23,7 @@ type batchedArming[L WatchedLock] struct {
 	generation uint64
 	tag        uint64
 	token      []byte // the hold's value, read before each node's reads
+	unsure     []bool // the nodes to judge by their read (see Watcher.Arm)
 	done       bool   // no more nodes to arm: stale, or renewing now
 }
 
@@ -38,16 +39,18 @@ func (w *Watcher[L]) SpareBatch() *ArmingBatch[L] {
 	return &ArmingBatch[L]{}
 }
 
-// Add adds the arming of l's hold of the given generation, under tag.
-func (b *ArmingBatch[L]) Add(l L, generation, tag uint64) {
+// Add adds the arming of l's hold of the given generation, under tag;
+// unsure is as Watcher.Arm takes it, copied.
+func (b *ArmingBatch[L]) Add(l L, generation, tag uint64, unsure []bool) {
 	holds := b.holds
 	if len(holds) == cap(holds) {
 		holds = append(holds, batchedArming[L]{})
 	} else {
-		holds = holds[:len(holds)+1] // keeps the token's buffer
+		holds = holds[:len(holds)+1] // keeps the buffers of token and unsure
 	}
 	hold := &holds[len(holds)-1]
 	hold.lock, hold.generation, hold.tag, hold.done = l, generation, tag, false
+	hold.unsure = append(hold.unsure[:0], unsure...)
 	b.holds = holds
 }
 
@@ -78,7 +81,7 @@ func (w *Watcher[L]) giveBack(batch *ArmingBatch[L]) {
 }
 
 // armBatch arms the keys of each hold of the batch on each node the hold
-// has, as Arm does for one hold: node after node, the reads of every
+// watches, as Arm does for one hold: node after node, the reads of every
 // hold still current written together.
 func (w *Watcher[L]) armBatch(batch *ArmingBatch[L]) {
 	subscriber := w.subscriber()
@@ -99,7 +102,7 @@ func (w *Watcher[L]) armBatch(batch *ArmingBatch[L]) {
 			h := l.Hold()
 			h.Mu.Lock()
 			current := h.CurrentLocked(hold.generation) && !h.Lost && h.WatchTag == hold.tag && !h.Writing
-			had := current && h.Watching[node]
+			had := current && (h.Watching[node] || isUnsure(hold.unsure, node))
 			hold.token = append(hold.token[:0], h.Token...)
 			h.Mu.Unlock()
 			if !current {
@@ -126,16 +129,15 @@ func (w *Watcher[L]) armBatch(batch *ArmingBatch[L]) {
 		for j := range batch.armings {
 			arming := &batch.armings[j]
 			hold := &batch.holds[batch.index[j]]
-			if err := arming.Err; err != nil {
-				w.refused(node, err)
-				continue // not armed: the renewal's schedule watches this node
+			if arming.Err != nil {
+				w.refused(node, arming.Err)
 			}
 			h := hold.lock.Hold()
 			h.Mu.Lock()
 			current := h.CurrentLocked(hold.generation) && !h.Lost && h.WatchTag == hold.tag
-			left := h.Until.Sub(now)
+			renew := current && judgeLocked(h, node, isUnsure(hold.unsure, node), arming.Request.Reply(), arming.Err, hold.token, h.Until.Sub(now))
 			h.Mu.Unlock()
-			if current && !Whole(arming.Request.Reply(), hold.token, left) {
+			if renew {
 				hold.lock.RenewNow(hold.generation)
 				hold.done = true
 			}

@@ -40,8 +40,10 @@ type Hold struct {
 	// Had is, per node, whether it confirmed the hold's acquisition, its
 	// resumption or an extension: the nodes a repair may set keys on.
 	Had []bool
-	// Watching is, per node, whether it confirmed the hold's last own
-	// write, for a watched hold; WatchTag is the tag of that write.
+	// Watching is, per node, whether a watched hold watches its keys
+	// there: the node confirmed the hold's last own write, or its reply
+	// was not awaited and its arming read showed the keys (see
+	// Watcher.Arm). WatchTag is the tag of that write.
 	Watching []bool
 	WatchTag uint64
 	OnLost   func(cause error) // called once when the hold is lost

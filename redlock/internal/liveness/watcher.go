@@ -121,8 +121,13 @@ func (w *Watcher[L]) Watching() map[L]bool {
 }
 
 // Invalidated renews at once the hold that watches key, unless the
-// report's tag is older than the hold's last own write.
-func (w *Watcher[L]) Invalidated(key string, tag uint64) {
+// report's tag is older than the hold's last own write. A report under
+// the current tag from a node the hold does not watch comes from an
+// unsure node whose arming read did not show the keys (see Arm): its
+// read may have come before the hold's own write there, or the node
+// holds another client's key. The node is armed and judged again, and
+// the hold renews only if that read finds its keys cut short.
+func (w *Watcher[L]) Invalidated(node int, key string, tag uint64) {
 	l, ok := w.HolderOf(key)
 	if !ok {
 		return
@@ -130,11 +135,27 @@ func (w *Watcher[L]) Invalidated(key string, tag uint64) {
 	h := l.Hold()
 	h.Mu.Lock()
 	current := h.Held && !h.Lost && h.WatchTag == tag
+	watched := node < len(h.Watching) && h.Watching[node]
 	generation := h.Generation
 	h.Mu.Unlock()
-	if current {
+	switch {
+	case current && watched:
 		l.RenewNow(generation)
+	case current:
+		w.StartJudging(l, generation, tag, node)
 	}
+}
+
+// StartJudging arms l's hold of the given generation under tag on node
+// alone, a node the hold does not watch, on a goroutine of w's: its read
+// tells whether it holds the keys, as Arm does for an unsure node.
+func (w *Watcher[L]) StartJudging(l L, generation, tag uint64, node int) {
+	if node < 0 || node >= w.nodes {
+		return
+	}
+	unsure := make([]bool, w.nodes)
+	unsure[node] = true
+	w.StartArming(l, generation, tag, node, unsure)
 }
 
 // Cannot keeps why node cannot watch keys, the first reason given.
