@@ -16,11 +16,12 @@ import (
 // The caller has the turn; on success the hold's validity was checked
 // last (validAtReturn).
 func (m *Mutex) acquireWithRetries(ctx context.Context) error {
-	w := &m.wait
+	w := m.lendWait()
 	err := w.Retry(ctx, m.retryRule(), (*lockAttempts)(m), 1, waiting.Failure{})
 	if err != nil && w.InLine() {
 		m.leaveLine(&w.line) // the turn is still this goroutine's
 	}
+	m.giveBackWait(w)
 	return err
 }
 
@@ -30,18 +31,18 @@ type lockAttempts Mutex
 // Attempt makes attempt number of a Lock and says how it ended.
 func (l *lockAttempts) Attempt(ctx context.Context, number int) (waiting.Outcome, waiting.Failure) {
 	m := (*Mutex)(l)
-	c := m.client
+	c, w := m.client, m.waitState()
 	elapsed, generation, err := m.attempt(ctx, number)
 	var failure error // the attempt's error once it failed, unless made from its tally (failed)
 	switch {
 	case err == nil:
-		m.wait.StopWaiting(true)
-		inLine := m.wait.InLine() // read before another goroutine may take the turn
+		w.StopWaiting(true)
+		inLine := w.InLine() // read before another goroutine may take the turn
 		if m.validAtReturn(generation) {
 			if inLine {
 				// The nodes that granted took the waiter out of line; the
 				// others let its heartbeat lapse.
-				c.notifier.LeaveLine(&m.wait.Waiter)
+				c.notifier.LeaveLine(&w.Waiter)
 			}
 			return waiting.Won, waiting.Failure{}
 		}
@@ -50,7 +51,7 @@ func (l *lockAttempts) Attempt(ctx context.Context, number int) (waiting.Outcome
 		if failure = m.dropEndedHold(generation); failure == nil {
 			// Unlocked by another goroutine, which passed the turn on.
 			if inLine {
-				m.leaveLine(&m.wait.line)
+				m.leaveLine(&w.line)
 			}
 			return waiting.Won, waiting.Failure{}
 		}
@@ -58,13 +59,13 @@ func (l *lockAttempts) Attempt(ctx context.Context, number int) (waiting.Outcome
 		return waiting.Aborted, waiting.Failure{Err: err}
 	default:
 		tally := &m.acquisitionRound().Tally
-		m.wait.failed.CopyFrom(tally)
-		m.wait.failedElapsed = elapsed
+		w.failed.CopyFrom(tally)
+		w.failedElapsed = elapsed
 		if tally.Unreachable() {
 			// Nodes that are down were being dialled again: give them one
 			// chance to come back before saying the quorum is out of reach.
 			// A misconfigured node cannot come back that way.
-			if m.wait.RetriedNow() || !tally.DownByTransport() {
+			if w.RetriedNow() || !tally.DownByTransport() {
 				return waiting.FailedForGood, waiting.Failure{Err: m.failure(nil)}
 			}
 			c.group.Connect(ctx)
@@ -88,20 +89,21 @@ func (l *lockAttempts) Attempt(ctx context.Context, number int) (waiting.Outcome
 // BeforeWait keeps a fair Mutex's place in line before a wait.
 func (l *lockAttempts) BeforeWait(ctx context.Context, failure waiting.Failure) error {
 	m := (*Mutex)(l)
-	inLine := m.wait.InLine()
+	w := m.waitState()
+	inLine := w.InLine()
 	if failure.Err == nil && inLine && m.acquisitionRound().Tally.LostPlace() {
 		// The waiter's place lapsed while it did not try (a pause longer
 		// than its heartbeat), or the nodes that served it in a split vote
 		// took it out of line: it leaves what is left of its place and
 		// joins again, at the back.
-		m.leaveLine(&m.wait.line)
+		m.leaveLine(&w.line)
 		inLine = false
 	}
 	if failure.Held && m.kind == round.KindFair && !inLine {
 		// Somebody holds the lock, or waits for it: take a place in line,
 		// which the later attempts keep. Its rounds are the acquisition's:
 		// the attempt's tally was read before.
-		if _, err := m.joinLine(ctx, &m.wait.line); err != nil {
+		if _, err := m.joinLine(ctx, &w.line); err != nil {
 			return fmt.Errorf("redlock: lock %q: waiting in line: %w", m.key, err)
 		}
 	}
@@ -123,7 +125,8 @@ func (m *Mutex) failure(failure error) error {
 	if failure != nil {
 		return failure
 	}
-	return quorumError(&m.wait.failed, m.key, m.client.addresses, m.wait.failedElapsed)
+	w := m.waitState()
+	return quorumError(&w.failed, m.key, m.client.addresses, w.failedElapsed)
 }
 
 // attempt runs one acquisition: one round, two with fencing, and a

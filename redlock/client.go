@@ -52,6 +52,7 @@ type Client struct {
 	watcher       watcher
 	holds         liveness.Registry[*livenessLock]
 	rounds        round.Lender // the rounds of the Mutexes' operations
+	waits         waitLender   // the wait states of the Locks under way
 
 	// runIDs maps each server's address to its last run_id; duplicate is
 	// set when two share one. The connections' dials write both.

@@ -182,7 +182,7 @@ func TestFairLockReleaseWakesTheFirstInLine(t *testing.T) {
 	// Both wait for a release, their subscriptions confirmed.
 	for _, m := range []*Mutex{first, second} {
 		require.True(t, waitUntil(func() bool {
-			return m.client.notifier.Settled(&m.wait.Waiter)
+			return m.client.notifier.Settled(m.waiter())
 		}))
 	}
 	require.NoError(t, holder.Unlock(ctx))
@@ -260,13 +260,13 @@ func TestFairLockWaiterThatLostItsPlaceIsServedAgain(t *testing.T) {
 	for len(attempts.failed) > 0 {
 		<-attempts.failed
 	}
-	paused.wait.Look()
+	paused.waiter().Look()
 	select {
 	case <-attempts.failed:
 	case <-ctx.Done():
 		t.Fatal("the paused waiter did not try again")
 	}
-	require.True(t, waitUntil(func() bool { return paused.wait.Listening() }), "the paused waiter did not wait again")
+	require.True(t, waitUntil(func() bool { return paused.waiter().Listening() }), "the paused waiter did not wait again")
 
 	require.NoError(t, holder.Unlock(ctx))
 	const turns = 6 // the others' acquisitions the waiter may wait
@@ -297,7 +297,7 @@ func TestFairLockWaiterThatLostItsPlaceIsServedAgain(t *testing.T) {
 // lineIdentity returns m's identity in the line of its fair lock, and
 // whether it has a place.
 func lineIdentity(m *Mutex) (string, bool) {
-	return m.client.notifier.LineIdentity(&m.wait.Waiter)
+	return m.client.notifier.LineIdentity(m.waiter())
 }
 
 // waitsInLine reports whether m's Lock waits for a release with its place
@@ -313,7 +313,7 @@ func waitsInLine(t *testing.T, nodes *cluster, m *Mutex) bool {
 			return false
 		}
 	}
-	return m.client.notifier.Settled(&m.wait.Waiter)
+	return m.client.notifier.Settled(m.waiter())
 }
 
 // queuedOnAnyNode reports whether some node has the waiter id in the line

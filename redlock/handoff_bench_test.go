@@ -124,12 +124,12 @@ func blockingCases(waiterClient, holderClient *Client) []blockingCase {
 		{
 			name: "Mutex", lock: mutex.Lock, unlock: mutex.Unlock,
 			hold: mutexHolder.Lock, release: mutexHolder.Unlock,
-			waiting: mutex.wait.Listening,
+			waiting: func() bool { return mutex.waiter().Listening() },
 		},
 		{
 			name: "fair Mutex", lock: fair.Lock, unlock: fair.Unlock,
 			hold: fairHolder.Lock, release: fairHolder.Unlock,
-			waiting: fair.wait.Listening,
+			waiting: func() bool { return fair.waiter().Listening() },
 		},
 		{
 			name: "Semaphore",
@@ -143,12 +143,12 @@ func blockingCases(waiterClient, holderClient *Client) []blockingCase {
 				return err
 			},
 			release: func(ctx context.Context) error { return held.Release(ctx) },
-			waiting: semaphore.waiter.wait.Listening,
+			waiting: func() bool { return semaphore.waiter.waiter().Listening() },
 		},
 		{
 			name: "RWMutex writer", lock: writer.Lock, unlock: writer.Unlock,
 			hold: writerHolder.Lock, release: writerHolder.Unlock,
-			waiting: writer.writer.wait.Listening,
+			waiting: func() bool { return writer.writer.waiter().Listening() },
 		},
 	}
 }

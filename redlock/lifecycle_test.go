@@ -161,7 +161,7 @@ func TestCloseWakesEveryBlockedLock(t *testing.T) {
 				return false
 			}
 		}
-		return observer.failed("held") >= 2 && held.wait.Listening() && !held.wait.WakeUpPending()
+		return observer.failed("held") >= 2 && held.waiter().Listening() && !held.waiter().WakeUpPending()
 	}), "listening for the release after the subscriptions were confirmed")
 	require.True(t, waitUntil(func() bool { return blockedIn("(*Mutex).takeTurn") }), "waiting for the turn")
 

@@ -28,7 +28,11 @@ type Mutex struct {
 	// The lock's state: three parts, each with one rule.
 	exclusion
 	holding
-	wait waitState
+	// wait is lent while a Lock runs (lendWait), nil otherwise; channels
+	// are the keys' release channels, made on first use under the
+	// notifier's mutex.
+	wait     atomic.Pointer[waitState]
+	channels []string
 }
 
 // resource is what a Mutex locks: its keys and the keys its commands
@@ -127,7 +131,6 @@ func (a *acquisition) token() []byte { return a.value }
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m := &Mutex{client: c}
 	m.key, m.turn = key, make(chan struct{}, 1)
-	m.wait.Init(&c.notifier, (*waitingLock)(m))
 	m.options, m.err = options.withDefaults(c.options)
 	if m.err == nil {
 		m.err = checkKeys(key, m.options.Keys)

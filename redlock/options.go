@@ -137,14 +137,14 @@ type MutexOptions struct {
 	// Mutex, under the same rules. Zero means the Client's values.
 	RetryDelayMin, RetryDelayMax time.Duration
 
+	// MaxTries bounds the attempts of one Lock; the error then matches
+	// ErrNotAcquired. Zero means no bound; negative is invalid.
+	MaxTries int
+
 	// RetryBackoff doubles the retry delay: after failed attempt k it is
 	// drawn from [b/2, b], b = RetryDelayMin·2^(k−1) up to RetryDelayMax.
 	// Off by default.
 	RetryBackoff bool
-
-	// MaxTries bounds the attempts of one Lock; the error then matches
-	// ErrNotAcquired. Zero means no bound; negative is invalid.
-	MaxTries int
 
 	// AutoExtend renews the hold every third of the TTL until it is
 	// released, lost, or has lasted MaxHold. Done then closes two node
@@ -152,26 +152,26 @@ type MutexOptions struct {
 	// it (docs/renewal.md).
 	AutoExtend bool
 
-	// MaxHold bounds one hold: no extension moves its expiry beyond its
-	// acquisition plus MaxHold. Zero means DefaultMaxHold (1 hour); it must
-	// not be shorter than TTL.
-	MaxHold time.Duration
-
 	// Fencing makes each acquisition return a fencing token that strictly
 	// increases per resource, at the cost of a second round trip. Off by
 	// default; it needs nodes with persistence (docs/fencing.md).
 	Fencing bool
+
+	// Fair serves blocked Locks in the order they came. Every client of a
+	// lock must set it alike; it does not combine with Keys. Off by default
+	// (docs/lock-family.md).
+	Fair bool
+
+	// MaxHold bounds one hold: no extension moves its expiry beyond its
+	// acquisition plus MaxHold. Zero means DefaultMaxHold (1 hour); it must
+	// not be shorter than TTL.
+	MaxHold time.Duration
 
 	// Token resumes a hold taken earlier, in any process, if a quorum
 	// still holds it; its validity is the TTL they have left. Empty means a
 	// new random token per acquisition. It must be printable ASCII without
 	// spaces, at most 128 bytes (docs/lock-family.md).
 	Token string
-
-	// Fair serves blocked Locks in the order they came. Every client of a
-	// lock must set it alike; it does not combine with Keys. Off by default
-	// (docs/lock-family.md).
-	Fair bool
 
 	// Metadata is stored with each hold: the keys' value is "TOKEN
 	// METADATA". At most 256 bytes of printable ASCII. A resumption must

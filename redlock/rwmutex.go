@@ -55,8 +55,8 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 	}
 	rw.reader.kind = round.KindRead
 	rw.reader.setGuards([]string{writerKey, waitingKey})
-	rw.writer.wait.channels = []string{c.releasedChannel(writerKey), c.releasedChannel(readersKey)}
-	rw.reader.wait.channels = []string{c.releasedChannel(writerKey)}
+	rw.writer.channels = []string{c.releasedChannel(writerKey), c.releasedChannel(readersKey)}
+	rw.reader.channels = []string{c.releasedChannel(writerKey)}
 	return rw
 }
 

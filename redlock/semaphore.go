@@ -211,12 +211,14 @@ func (s *Semaphore) acquireAll(ctx context.Context, permits []Permit) error {
 		return err
 	}
 	defer w.giveTurn()
-	w.wait.AttemptBegan(unheardBefore)
+	wait := w.lendWait()
+	wait.AttemptBegan(unheardBefore)
 	if cap(a.permits) < len(permits) {
 		a.permits = make([]Permit, len(permits))
 	}
 	a.permits = a.permits[:len(permits)]
-	err = w.wait.Retry(ctx, w.retryRule(), a, 2, acquireFailure(full, err))
+	err = wait.Retry(ctx, w.retryRule(), a, 2, acquireFailure(full, err))
+	w.giveBackWait(wait)
 	copy(permits, a.permits)
 	clear(a.permits)
 	return err

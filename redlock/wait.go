@@ -44,8 +44,9 @@ func newReleaseIdentity(dst *[releaseIdentityLength]byte) {
 	}
 }
 
-// waitState is what a Mutex keeps for the waits of a Lock between two
-// attempts. It belongs to the goroutine that has the turn.
+// waitState is what a Lock keeps for its waits between two attempts. The
+// Client lends it while the Lock runs (waitLender); it belongs to the
+// goroutine that has the turn.
 type waitState struct {
 	waiting.Waiter
 
@@ -53,7 +54,6 @@ type waitState struct {
 	// its time: a Lock's error is made from them only when it returns.
 	failed        round.Tally
 	failedElapsed time.Duration
-	channels      []string // the release channels of the keys: made on first use, under the notifier's mutex
 	line          fairLine // a fair Mutex's place in line while its Lock waits
 }
 
@@ -80,13 +80,13 @@ func (l *waitingLock) ReleasedChannels() []string { return (*Mutex)(l).releasedC
 // Mutex's keys are announced, one per key. The caller holds the
 // notifier's mutex.
 func (m *Mutex) releasedChannels() []string {
-	if m.wait.channels == nil {
-		m.wait.channels = make([]string, len(m.keys))
+	if m.channels == nil {
+		m.channels = make([]string, len(m.keys))
 		for i, key := range m.keys {
-			m.wait.channels[i] = m.client.releasedChannel(key)
+			m.channels[i] = m.client.releasedChannel(key)
 		}
 	}
-	return m.wait.channels
+	return m.channels
 }
 
 // retryRule returns when the Mutex's Lock tries again.
@@ -195,7 +195,7 @@ func (m *Mutex) joinLine(ctx context.Context, line *fairLine) (bool, error) {
 		m.leaveLine(line)
 		return false, err
 	}
-	c.notifier.EnterLine(&m.wait.Waiter, line.id)
+	c.notifier.EnterLine(&m.waitState().Waiter, line.id)
 	return true, nil
 }
 
@@ -213,7 +213,7 @@ func (m *Mutex) lineRefused() error {
 func (m *Mutex) leaveLine(line *fairLine) {
 	a := &m.acquisition
 	a.extras = nil
-	m.client.notifier.LeaveLine(&m.wait.Waiter)
+	m.client.notifier.LeaveLine(&m.waitState().Waiter)
 	r := m.acquisitionRound()
 	m.start(r, round.FairLeave, line.id[:], 0, nil)
 	m.send(r)

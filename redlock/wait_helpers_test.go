@@ -222,7 +222,16 @@ func connectionsDuring(t *testing.T, servers []*redistest.Server, window time.Du
 func settled(n *waiting.Notifier, mutexes []*Mutex) bool {
 	waiters := make([]*waiting.Waiter, len(mutexes))
 	for i, m := range mutexes {
-		waiters[i] = &m.wait.Waiter
+		waiters[i] = m.waiter()
 	}
 	return n.Settled(waiters...)
+}
+
+// waiter returns the waiter of the wait state lent to m's Lock under way,
+// or nil when none is lent.
+func (m *Mutex) waiter() *waiting.Waiter {
+	if w := m.wait.Load(); w != nil {
+		return &w.Waiter
+	}
+	return nil
 }

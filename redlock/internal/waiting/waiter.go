@@ -75,11 +75,19 @@ type Lock interface {
 // WaiterIDLength is the length of a fair lock's waiter identity.
 const WaiterIDLength = 16
 
-// Init readies w to wait for lock in the room of notifier.
+// Init readies w to wait for lock in the room of notifier. A Waiter may
+// be readied again for another lock once its Retry returned: it keeps its
+// channel and timer.
 func (w *Waiter) Init(notifier *Notifier, lock Lock) {
 	w.notifier, w.lock = notifier, lock
-	w.notify = make(chan struct{}, 1)
+	if w.notify == nil {
+		w.notify = make(chan struct{}, 1)
+	}
 }
+
+// Detach forgets w's lock, so that a spare Waiter keeps none alive. The
+// caller's Retry returned and w is out of line.
+func (w *Waiter) Detach() { w.lock = nil }
 
 // wake ends the wait of a Lock for the given cause, now or, if it is not
 // waiting yet, at its next wait.
