@@ -121,22 +121,31 @@ func (q *queue) exchange(i, j int) {
 	}
 }
 
-// commandCapacity is the room for a carried command that every slot of the
-// queue starts with: enough for a release, so that carrying one does not
-// allocate.
+// commandCapacity is the room for a carried command that each of the
+// first preparedSlots slots of the queue starts with: enough for a
+// release, so that carrying one does not allocate.
 const commandCapacity = 512
 
-// grow doubles the ring. The new slots get their command buffers from one
-// allocation, and the heaps room for every slot from another.
+// preparedSlots is how many slots get commandCapacity up front. The slots
+// of a deeper pipeline get their buffers at first use, as large as their
+// first command: thousands of renewals in flight would otherwise keep
+// 512 bytes each for good.
+const preparedSlots = 1024
+
+// grow doubles the ring. The new slots among the first preparedSlots get
+// their command buffers from one allocation, and the heaps room for every
+// slot from another.
 func (q *queue) grow() {
 	grown := make([]pending, max(8, 2*len(q.entries)))
 	for i := range q.entries {
 		grown[i] = q.entries[(q.head+i)%len(q.entries)] // the free slots keep their buffers too
 	}
-	buffers := make([]byte, (len(grown)-len(q.entries))*commandCapacity)
-	for i := len(q.entries); i < len(grown); i++ {
-		start := (i - len(q.entries)) * commandCapacity
-		grown[i].command = buffers[start : start : start+commandCapacity]
+	if prepared := min(len(grown), preparedSlots); prepared > len(q.entries) {
+		buffers := make([]byte, (prepared-len(q.entries))*commandCapacity)
+		for i := len(q.entries); i < prepared; i++ {
+			start := (i - len(q.entries)) * commandCapacity
+			grown[i].command = buffers[start : start : start+commandCapacity]
+		}
 	}
 	q.entries, q.head = grown, 0
 	heaps := make([]int32, int(heapKinds)*len(grown))

@@ -115,3 +115,36 @@ func checkQueue(t *testing.T, step int, q *queue) {
 		t.Fatalf("step %d: ownedBefore %v, a walk finds %v", step, got, owned)
 	}
 }
+
+// The first preparedSlots slots of a queue have room for a release up
+// front; the slots of a deeper pipeline get a buffer at first use, as
+// large as their command, and keep it.
+func TestQueueSlotsBeyondThePreparedGetTheirBufferAtFirstUse(t *testing.T) {
+	var q queue
+	command := make([]byte, 100)
+	for range 4 * preparedSlots {
+		q.push(pending{command: command})
+	}
+	for i := range q.len() {
+		room := cap(q.at(i).command)
+		if i < preparedSlots && room != commandCapacity {
+			t.Fatalf("prepared slot %d has room for %d bytes, not %d", i, room, commandCapacity)
+		}
+		if i >= preparedSlots && (room < len(command) || room >= commandCapacity) {
+			t.Fatalf("slot %d has room for %d bytes for a %d-byte command", i, room, len(command))
+		}
+	}
+	for range q.len() {
+		q.pop()
+	}
+	if allocations := testing.AllocsPerRun(100, func() {
+		for range 4 * preparedSlots {
+			q.push(pending{command: command})
+		}
+		for range 4 * preparedSlots {
+			q.pop()
+		}
+	}); allocations != 0 {
+		t.Errorf("a queue that held as many before allocated %v times", allocations)
+	}
+}
