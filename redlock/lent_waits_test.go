@@ -15,12 +15,14 @@ import (
 // it, within a test.
 var retryHourly = Options{RetryDelayMin: time.Hour, RetryDelayMax: time.Hour}
 
-// assertNoLentWait asserts that m keeps no wait state, that its Client's
+// assertNoLentWait asserts that m keeps no wait state nor, uncontended
+// within the process, a turn channel, that its Client's
 // notifier has no waiter, and that the Client keeps spare the wait states
 // it lent.
 func assertNoLentWait(t *testing.T, m *Mutex, spares int, what string) {
 	t.Helper()
 	assert.Nil(t, m.wait.Load(), "%s: the Mutex keeps a wait state", what)
+	assert.Nil(t, m.turn.handed.Load(), "%s: an uncontended turn made its channel", what)
 	assert.Zero(t, m.client.notifier.Waiting(), "%s: a waiter is still registered", what)
 	m.client.waits.mu.Lock()
 	defer m.client.waits.mu.Unlock()

@@ -51,12 +51,12 @@ type resource struct {
 	announceOn string
 }
 
-// exclusion is the Mutex's exclusion within this process. Rule: turn holds
-// one token while a goroutine holds the Mutex or is acquiring it, and
+// exclusion is the Mutex's exclusion within this process. Rule: turn is
+// taken while a goroutine holds the Mutex or is acquiring it, and
 // acquisition belongs to that goroutine; its rounds are lent only while
 // an acquisition or a release runs (rounds.go).
 type exclusion struct {
-	turn        chan struct{}
+	turn        turn
 	acquisition acquisition
 }
 
@@ -130,7 +130,7 @@ func (a *acquisition) token() []byte { return a.value }
 
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m := &Mutex{client: c}
-	m.key, m.turn = key, make(chan struct{}, 1)
+	m.key = key
 	m.options, m.err = options.withDefaults(c.options)
 	if m.err == nil {
 		m.err = checkKeys(key, m.options.Keys)
@@ -201,9 +201,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 // could return it. A quorum's failure goes into kept when it is given
 // (see tried).
 func (m *Mutex) tryLock(ctx context.Context, kept *keptFailure) (uint64, error) {
-	select {
-	case m.turn <- struct{}{}:
-	default:
+	if !m.turn.tryTake() {
 		return 0, errHeldLocally
 	}
 	elapsed, generation, err := m.attempt(ctx, 1)
@@ -239,25 +237,19 @@ func (m *Mutex) tried(elapsed time.Duration, generation uint64, err error, kept 
 // takeTurn waits until no other goroutine of this process holds the Mutex,
 // ctx is done, or the Client is closed.
 func (m *Mutex) takeTurn(ctx context.Context) error {
-	select {
-	case m.turn <- struct{}{}:
+	if m.turn.tryTake() || m.turn.take(ctx.Done(), m.client.closing) {
 		return nil
-	default:
 	}
-	select {
-	case m.turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
+	if ctx.Err() != nil {
 		return fmt.Errorf("redlock: lock %q: waiting for another goroutine of this process: %w", m.key, context.Cause(ctx))
-	case <-m.client.closing:
-		return fmt.Errorf("redlock: lock %q: waiting for another goroutine of this process: %w", m.key, ErrClosed)
 	}
+	return fmt.Errorf("redlock: lock %q: waiting for another goroutine of this process: %w", m.key, ErrClosed)
 }
 
 // giveTurn gives the turn, and the rounds the Mutex borrowed, back.
 func (m *Mutex) giveTurn() {
 	m.giveBackRounds()
-	<-m.turn
+	m.turn.give()
 }
 
 // fenceKeySuffix ends the key of a lock key's fencing counter, which

@@ -131,9 +131,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context) error {
 	if owner == nil {
 		return ErrNotHeld
 	}
-	select {
-	case r.turn <- struct{}{}:
-	default:
+	if !r.turn.tryTake() {
 		return errHeldLocally
 	}
 	// The owner is read by the attempt's rounds only, with the turn.

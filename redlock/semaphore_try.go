@@ -116,13 +116,11 @@ func (p *permitCandidates) take(s *Semaphore, first int) {
 	for i := range s.slots {
 		slot := (first + i) % len(s.slots)
 		m := s.slots[slot]
-		select {
-		case m.turn <- struct{}{}:
+		if m.turn.tryTake() {
 			p.slots, p.mutexes, p.keys = append(p.slots, slot), append(p.mutexes, m), append(p.keys, m.key)
 			if m.options.Fencing {
 				p.fences = append(p.fences, m.fenceKeys()[0])
 			}
-		default:
 		}
 	}
 }

@@ -1,0 +1,112 @@
+package redlock
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// turn is a Mutex's exclusion within this process: a lock that a
+// goroutine waiting for it can leave when its context ends. Its channel
+// is made by the first goroutine that waits, so a Mutex that no two
+// goroutines of the process contend keeps none. Any goroutine may give
+// the turn back.
+type turn struct {
+	// state is turnTaken while somebody has the turn, plus turnWaiter for
+	// each goroutine waiting for it that no give has served yet.
+	state atomic.Uint32
+	// handed carries the turn from a give to one waiter; made on first
+	// wait, buffered, and it holds at most the one turn.
+	handed atomic.Pointer[chan struct{}]
+}
+
+const (
+	turnTaken  uint32 = 1
+	turnWaiter uint32 = 2
+)
+
+// tryTake takes the turn if nobody has it, and reports whether it did.
+func (t *turn) tryTake() bool { return t.state.CompareAndSwap(0, turnTaken) }
+
+// take takes the turn, waiting until it is given, or until done or
+// closing is closed; then it reports false.
+func (t *turn) take(done, closing <-chan struct{}) bool {
+	for {
+		state := t.state.Load()
+		if state == 0 {
+			if t.state.CompareAndSwap(0, turnTaken) {
+				return true
+			}
+			continue
+		}
+		handed := t.channel() // made before the count, which a give answers on it
+		if !t.state.CompareAndSwap(state, state+turnWaiter) {
+			continue
+		}
+		select {
+		case <-handed:
+			return true
+		case <-done:
+		case <-closing:
+		}
+		t.stopWaiting(handed)
+		return false
+	}
+}
+
+// stopWaiting takes a waiter that stops waiting out of the count; when
+// every waiter counted was served by a give, a turn is on its way to one
+// of them, and this one passes it on if it gets it.
+func (t *turn) stopWaiting(handed chan struct{}) {
+	for !t.leave() {
+		select {
+		case <-handed:
+			t.give()
+			return
+		default:
+			runtime.Gosched() // the give is between its count and its send
+		}
+	}
+}
+
+// leave takes one waiter out of the count, and reports whether one was
+// left to take.
+func (t *turn) leave() bool {
+	for {
+		state := t.state.Load()
+		if state < turnWaiter {
+			return false
+		}
+		if t.state.CompareAndSwap(state, state-turnWaiter) {
+			return true
+		}
+	}
+}
+
+// give gives the turn back: to a waiting goroutine, or to nobody.
+func (t *turn) give() {
+	for {
+		state := t.state.Load()
+		if state == turnTaken {
+			if t.state.CompareAndSwap(turnTaken, 0) {
+				return
+			}
+			continue
+		}
+		if t.state.CompareAndSwap(state, state-turnWaiter) {
+			*t.handed.Load() <- struct{}{}
+			return
+		}
+	}
+}
+
+// channel returns the channel that hands the turn over, made on first use.
+func (t *turn) channel() chan struct{} {
+	if handed := t.handed.Load(); handed != nil {
+		return *handed
+	}
+	handed := make(chan struct{}, 1)
+	if !t.handed.CompareAndSwap(nil, &handed) {
+		return *t.handed.Load()
+	}
+	return handed
+}
