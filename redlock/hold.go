@@ -92,16 +92,19 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *round.Tall
 	for i, node := range tally.Nodes {
 		h.Had[i] = node.Outcome == round.OutcomeConfirmed
 	}
-	// The held Mutex keeps no round: its release borrows one once it
-	// ended the hold, under h.Mu.
-	m.giveBackRounds()
-	generation := h.StartLocked(m.acquisition.token(), start, until, fence, m.options.TTL)
 	watched := m.watched()
 	var unsure []bool
 	if watched {
-		h.WatchTag = c.watcher.NewWriteTag()
 		m.watchNodesLocked(tally)
 		unsure = unsureNodes(tally, nil)
+	}
+	// The held Mutex keeps no round: its release borrows one once it
+	// ended the hold, under h.Mu. The tally is not read after this:
+	// another Mutex may borrow its round at once.
+	m.giveBackRounds()
+	generation := h.StartLocked(m.acquisition.token(), start, until, fence, m.options.TTL)
+	if watched {
+		h.WatchTag = c.watcher.NewWriteTag()
 	}
 	tag := h.WatchTag
 	listed := c.holds.AddLocked((*livenessLock)(m))
