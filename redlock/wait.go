@@ -30,7 +30,7 @@ const notificationFallback = waiting.NotificationFallback
 // releaseIdentityLength is the length of the identity under which a
 // release is announced: 16 hexadecimal digits of a random 64-bit number,
 // drawn by each Unlock.
-const releaseIdentityLength = 16
+const releaseIdentityLength = round.IdentityLength
 
 // newReleaseIdentity fills dst with a new release identity. It tells one
 // release from another, also when holds repeat their token
