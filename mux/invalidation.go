@@ -47,15 +47,11 @@ func (s *Subscriber) invalidated(node int, l *link, push resp.Value) error {
 	t := &l.tracking
 	reported := l.reported[:0]
 	if keys.Null {
-		for _, armed := range t.armed {
-			reported = append(reported, Invalidation{Node: node, Key: armed.key, Tag: armed.tag, Cause: InvalidatedFlush})
-		}
-		clear(t.armed)
+		reported = t.armed.disarmAll(reported, node, InvalidatedFlush, nil)
 	}
 	for _, key := range keys.Elems {
-		if armed, ok := t.armed[string(key.Str)]; ok {
+		if armed, ok := t.armed.disarm(key.Str); ok {
 			reported = append(reported, Invalidation{Node: node, Key: armed.key, Tag: armed.tag, Cause: InvalidatedKey})
-			delete(t.armed, armed.key)
 		}
 	}
 	sub.mu.Unlock()

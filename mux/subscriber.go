@@ -120,7 +120,7 @@ type link struct {
 // newLink returns a link over a new connection to address, whose pushes
 // and finished calls go to the Subscriber's handlers for node.
 func (s *Subscriber) newLink(node int, address string, options conn.Options) (*link, error) {
-	l := &link{tracking: tracking{armed: make(map[string]armedKey)}}
+	l := &link{tracking: tracking{armed: makeArmedKeys()}}
 	options.OnPush = func(push resp.Value) error { return s.push(node, l, push) }
 	if s.options.OnInvalidate != nil {
 		options.OnFinish = func(call *conn.Call) { s.finished(node, l, call) }

@@ -102,8 +102,8 @@ type tracking struct {
 	// meant for (see Track).
 	connection uint64
 
-	armed    map[string]armedKey // key → the arming in effect
-	readings []arming            // Track calls not yet returned
+	armed    armedKeys // the armings in effect
+	readings []arming  // Track calls not yet returned
 	// next is where in readings the next reply's arming is likely to be:
 	// replies come in the order of the reads, so finished looks there
 	// first, and a batch of armings costs no walk of the others.
@@ -125,12 +125,6 @@ func (t *tracking) find(call *conn.Call, from int) int {
 		}
 	}
 	return -1
-}
-
-// armedKey is a key armed by the reply to a Track's read.
-type armedKey struct {
-	key string // as given to Track, so that reports do not allocate
-	tag uint64
 }
 
 // arming is one Track call under way.
@@ -318,7 +312,7 @@ func (s *Subscriber) finished(node int, l *link, call *conn.Call) {
 		reading.connection == t.connection && t.state == trackingOn && sub.trackingErr == nil
 	if reading.armed {
 		for _, key := range reading.keys {
-			t.armed[key] = armedKey{key: key, tag: reading.tag}
+			t.armed.arm(key, reading.tag)
 		}
 	}
 }
@@ -381,12 +375,9 @@ func (s *Subscriber) disconnected(ctx context.Context, node int, l *link, err er
 	t := &l.tracking
 	var reported []Invalidation
 	if ctx.Err() == nil {
-		reported = make([]Invalidation, 0, len(t.armed))
-		for _, armed := range t.armed {
-			reported = append(reported, Invalidation{Node: node, Key: armed.key, Tag: armed.tag, Cause: InvalidatedDisconnected, Err: err})
-		}
+		reported = t.armed.disarmAll(make([]Invalidation, 0, t.armed.len()), node, InvalidatedDisconnected, err)
 	}
-	clear(t.armed)
+	t.armed.clear()
 	t.connection++
 	t.state = trackingOff
 	sub.mu.Unlock()
