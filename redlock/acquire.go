@@ -151,7 +151,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 		// earlier Lock's place in line is not this one's.
 		a.extras = nil
 	}
-	if m.options.Token != "" {
+	if m.fixedToken() != "" {
 		elapsed, generation := m.resume(ctx, number)
 		if generation != 0 {
 			return elapsed, generation, nil
@@ -170,7 +170,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	}
 	command := round.Acquire
 	switch {
-	case m.options.Fencing:
+	case m.fencing:
 		command = round.AcquireFenced
 	case len(m.keys) > 1:
 		command = round.AcquireMulti
@@ -178,12 +178,12 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 		command = round.AcquireWaiting
 	}
 	r := m.acquisitionRound()
-	m.start(r, command, a.token(), m.options.TTL.Milliseconds(), nil)
+	m.start(r, command, a.token(), m.ttl.Milliseconds(), nil)
 	waitErr := m.exchange(ctx, r)
 	tally := &r.Tally
 	var fence int64
 	committed := true
-	if m.options.Fencing && tally.Got >= c.need && waitErr == nil {
+	if m.fencing && tally.Got >= c.need && waitErr == nil {
 		if fence, committed = m.commitFence(ctx); !committed {
 			// The attempt failed at the commit: its error reports that.
 			tally.TakeCommit(&m.commitRound().Tally)
@@ -191,7 +191,7 @@ func (m *Mutex) attempt(ctx context.Context, number int) (time.Duration, uint64,
 	}
 	end := clock.Now()
 	elapsed := end.Sub(start)
-	remaining := round.Validity(m.options.TTL, elapsed, c.options.DriftFactor)
+	remaining := round.Validity(m.ttl, elapsed, c.options.DriftFactor)
 	// A node that connected during the round may have shown that two
 	// addresses reach one server (its OnConnect ran before it carried the
 	// round's command): then the count cannot be trusted.
@@ -267,8 +267,8 @@ func (m *Mutex) attemptFailed(ctx context.Context, number int, elapsed time.Dura
 func (m *Mutex) newToken() error {
 	a := &m.acquisition
 	value := a.value[:0]
-	if m.options.Token != "" {
-		value = append(value, m.options.Token...)
+	if token := m.fixedToken(); token != "" {
+		value = append(value, token...)
 	} else {
 		var random [tokenLength]byte
 		if err := newToken(&random); err != nil {
@@ -276,7 +276,7 @@ func (m *Mutex) newToken() error {
 		}
 		value = append(value, random[:]...)
 	}
-	if metadata := m.options.Metadata; metadata != "" {
+	if metadata := m.metadata(); metadata != "" {
 		value = append(value, ' ')
 		value = append(value, metadata...)
 	}

@@ -39,7 +39,7 @@ func (m *Mutex) ExtendFor(ctx context.Context, ttl time.Duration) error {
 	if ttl <= 0 {
 		return invalidOption("the TTL of ExtendFor", ttl, "is not positive")
 	}
-	check := m.options
+	check := m.options()
 	check.TTL = ttl
 	if _, err := check.withDefaults(m.client.options); err != nil {
 		return err
@@ -159,7 +159,7 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 		e.start = begun
 	}
 	e.ttl = holdTTL
-	if limit := acquired.Add(m.options.MaxHold).Sub(e.start); limit < e.ttl {
+	if limit := acquired.Add(m.maxHold).Sub(e.start); limit < e.ttl {
 		e.ttl = limit.Truncate(time.Millisecond)
 	}
 	if e.ttl < MinTTL || round.Validity(e.ttl, 0, c.options.DriftFactor) <= 0 {

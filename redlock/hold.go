@@ -102,7 +102,7 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *round.Tall
 	// ended the hold, under h.Mu. The tally is not read after this:
 	// another Mutex may borrow its round at once.
 	m.giveBackRounds()
-	generation := h.StartLocked(m.acquisition.token(), start, until, fence, m.options.TTL)
+	generation := h.StartLocked(m.acquisition.token(), start, until, fence, m.ttl)
 	if watched {
 		h.WatchTag = c.watcher.NewWriteTag()
 	}
@@ -116,9 +116,9 @@ func (m *Mutex) startHold(start, until time.Time, fence int64, tally *round.Tall
 		m.signalLost(generation, errClientClosed)
 		return generation
 	}
-	if m.options.AutoExtend {
+	if m.autoExtend {
 		m.scheduleRenewal(liveness.Renewal[*livenessLock]{Lock: (*livenessLock)(m), Generation: generation,
-			Due: m.nextRenewal(c.options.clock.Now(), until, m.options.TTL), Early: liveness.RenewalEarly(m.options.TTL)})
+			Due: m.nextRenewal(c.options.clock.Now(), until, m.ttl), Early: liveness.RenewalEarly(m.ttl)})
 	}
 	if watched {
 		c.watcher.watch(m)

@@ -26,7 +26,7 @@ func (l *livenessLock) Hold() *liveness.Hold { return &l.hold }
 // holder gets one to stop while the hold is still exclusive. A hold that
 // nobody renews ends with its validity.
 func (l *livenessLock) LossMargin() time.Duration {
-	if !l.options.AutoExtend {
+	if !l.autoExtend {
 		return 0
 	}
 	return 2 * l.client.options.NodeTimeout
@@ -35,7 +35,7 @@ func (l *livenessLock) LossMargin() time.Duration {
 // EndCame signals the end of the hold of the given generation.
 func (l *livenessLock) EndCame(generation uint64) {
 	m := (*Mutex)(l)
-	if m.options.AutoExtend {
+	if m.autoExtend {
 		m.signalLost(generation, fmt.Errorf("%w: %q was not renewed %v before its validity ends", ErrLockLost, m.key, l.LossMargin()))
 		return
 	}
@@ -297,7 +297,7 @@ func (w *watcher) init(c *Client) {
 func (m *Mutex) watched() bool {
 	// A reader's entry is a member of a sorted set, which the arming read
 	// cannot read: it is renewed on schedule.
-	return m.options.AutoExtend && m.client.options.Protocol != ProtocolRESP2 && m.kind != round.KindRead
+	return m.autoExtend && m.client.options.Protocol != ProtocolRESP2 && m.kind != round.KindRead
 }
 
 // watch lists the keys of m's hold, which starts, and makes sure the

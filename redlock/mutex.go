@@ -21,9 +21,9 @@ import (
 // sync.Mutex: a goroutine that calls Lock while another holds the Mutex
 // waits locally, without network traffic. Any goroutine may Unlock it.
 type Mutex struct {
-	client  *Client
-	options MutexOptions
-	err     error // why the options are not valid, or nil
+	client *Client
+	err    error // why the options are not valid, or nil
+	settings
 	resource
 	// The lock's state: three parts, each with one rule.
 	exclusion
@@ -35,16 +35,49 @@ type Mutex struct {
 	channels []string
 }
 
+// settings are the MutexOptions a Mutex reads after newMutex, with their
+// defaults, and the kind of its holds; MutexOptions.Token and Metadata
+// are kept in sideKeys. They do not change after the constructors.
+type settings struct {
+	ttl, maxHold                 time.Duration
+	retryDelayMin, retryDelayMax time.Duration
+	maxTries                     int
+	autoExtend, fencing          bool
+	retryBackoff                 bool
+	// kind is what the holds are: plain, fair, or a read/write lock's
+	// writer or reader, whose acquisitions also check its guards.
+	kind round.Kind
+}
+
+// settingsOf returns the settings of options, whose defaults are applied.
+func settingsOf(options MutexOptions) settings {
+	return settings{
+		ttl: options.TTL, maxHold: options.MaxHold,
+		retryDelayMin: options.RetryDelayMin, retryDelayMax: options.RetryDelayMax,
+		maxTries: options.MaxTries, autoExtend: options.AutoExtend, fencing: options.Fencing,
+		retryBackoff: options.RetryBackoff,
+	}
+}
+
+// options returns the Mutex's options with their defaults, but for
+// MutexOptions.Keys, which are in its keys.
+func (m *Mutex) options() MutexOptions {
+	return MutexOptions{
+		TTL: m.ttl, MaxHold: m.maxHold,
+		RetryDelayMin: m.retryDelayMin, RetryDelayMax: m.retryDelayMax,
+		MaxTries: m.maxTries, RetryBackoff: m.retryBackoff,
+		AutoExtend: m.autoExtend, Fencing: m.fencing, Fair: m.kind == round.KindFair,
+		Token: m.fixedToken(), Metadata: m.metadata(),
+	}
+}
+
 // resource is what a Mutex locks: its keys and the keys its commands
 // touch beside them. It does not change after newMutex.
 type resource struct {
 	key  string
 	keys []string // key, then MutexOptions.Keys
-	// kind is what the holds are: plain, fair, or a read/write lock's
-	// writer or reader, whose acquisitions also check its guards.
-	kind round.Kind
-	// side holds the fencing counters' keys and the guards; nil for a
-	// plain Mutex.
+	// side holds the fencing counters' keys, the guards, and
+	// MutexOptions.Token and Metadata; nil for a plain Mutex without them.
 	side *sideKeys
 	// announceOn is, with a Redis Cluster node, the prefix of the keys'
 	// release channels (Client.releasedChannelPrefix); empty otherwise.
@@ -73,10 +106,30 @@ type holding struct {
 	extending atomic.Pointer[extender]
 }
 
-// sideKeys are the keys a Mutex's commands carry besides its lock keys.
+// sideKeys are the keys a Mutex's commands carry besides its lock keys,
+// and the parts of its value that MutexOptions fix.
 type sideKeys struct {
 	fences []string // the keys of the keys' fencing counters, with Fencing
 	guards []string // the keys a fair or read/write lock's commands check
+	// token and metadata are MutexOptions.Token and Metadata.
+	token, metadata string
+}
+
+// fixedToken returns MutexOptions.Token: empty for a new random token per
+// acquisition.
+func (m *Mutex) fixedToken() string {
+	if m.side == nil {
+		return ""
+	}
+	return m.side.token
+}
+
+// metadata returns MutexOptions.Metadata.
+func (m *Mutex) metadata() string {
+	if m.side == nil {
+		return ""
+	}
+	return m.side.metadata
 }
 
 // fenceKeys returns the keys of the lock keys' fencing counters, with
@@ -131,18 +184,22 @@ func (a *acquisition) token() []byte { return a.value }
 func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 	m := &Mutex{client: c}
 	m.key = key
-	m.options, m.err = options.withDefaults(c.options)
+	options, m.err = options.withDefaults(c.options)
+	m.settings = settingsOf(options)
 	if m.err == nil {
-		m.err = checkKeys(key, m.options.Keys)
+		m.err = checkKeys(key, options.Keys)
 	}
 	if m.err != nil {
 		return m
 	}
-	m.keys = append([]string{key}, m.options.Keys...)
-	if m.options.Fencing {
-		m.side = &sideKeys{fences: fenceKeys(m.keys)}
+	m.keys = append([]string{key}, options.Keys...)
+	if options.Fencing || options.Token != "" || options.Metadata != "" {
+		m.side = &sideKeys{token: options.Token, metadata: options.Metadata}
 	}
-	if m.options.Fair {
+	if options.Fencing {
+		m.side.fences = fenceKeys(m.keys)
+	}
+	if options.Fair {
 		m.kind = round.KindFair
 		m.setGuards([]string{key + naming.QueueKeySuffix, key + naming.AliveKeySuffix, key + naming.TicketsKeySuffix})
 	}
@@ -153,7 +210,7 @@ func newMutex(c *Client, key string, options MutexOptions) *Mutex {
 		m.announceOn = c.releasedChannelPrefix(key)
 	}
 	a := &m.acquisition
-	a.value = make([]byte, 0, valueLength(m.options))
+	a.value = make([]byte, 0, valueLength(options))
 	m.hold.Had = make([]bool, c.group.Len())
 	m.hold.Watching = make([]bool, c.group.Len())
 	return m

@@ -35,10 +35,10 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	r := m.acquisitionRound()
 	r.Candidates, r.CandidateFences = keys, fences
 	command := round.AcquirePermit
-	if m.options.Fencing {
+	if m.fencing {
 		command = round.AcquirePermitFenced
 	}
-	m.start(r, command, a.token(), m.options.TTL.Milliseconds(), nil)
+	m.start(r, command, a.token(), m.ttl.Milliseconds(), nil)
 	waitErr := m.exchange(ctx, r)
 	tally := &r.Tally
 	chosen := tally.Chosen()
@@ -53,7 +53,7 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	if chosen != round.NoChoice {
 		won = candidates[chosen]
 		won.adopt(tally, chosen, a.token())
-		if m.options.Fencing {
+		if m.fencing {
 			if fence, committed = won.commitFence(ctx); !committed {
 				// The attempt failed at the commit: its error, from the
 				// carrier's tally, reports that.
@@ -68,7 +68,7 @@ func (m *Mutex) attemptOneOf(ctx context.Context, candidates []*Mutex, keys, fen
 	}
 	end := clock.Now()
 	elapsed := end.Sub(start)
-	remaining := round.Validity(m.options.TTL, elapsed, c.options.DriftFactor)
+	remaining := round.Validity(m.ttl, elapsed, c.options.DriftFactor)
 	unusable := c.usable()
 	acquired := won != nil && committed && remaining > 0 && unusable == nil
 	c.stats.recordAcquire(elapsed, acquired)

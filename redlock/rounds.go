@@ -62,7 +62,7 @@ func (c *Client) roundDeadline() time.Time {
 // timeout, a TTL and its drift allowance later (see mux.Round.Carry).
 func (m *Mutex) releaseCarriedUntil() time.Time {
 	c := m.client
-	ttl := max(m.options.TTL, time.Duration(m.hold.LongestTTL.Load()))
+	ttl := max(m.ttl, time.Duration(m.hold.LongestTTL.Load()))
 	return time.Now().Add(ttl + round.Drift(ttl, c.options.DriftFactor) + c.options.NodeTimeout)
 }
 

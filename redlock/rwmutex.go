@@ -49,8 +49,7 @@ func (c *Client) NewRWMutex(name string, options MutexOptions) *RWMutex {
 	rw.writer.setGuards([]string{readersKey, waitingKey})
 	if err == nil && rw.writer.err == nil {
 		// The marker lasts until the writer's next attempt is due.
-		o := &rw.writer.options
-		marker := notificationFallback*o.RetryDelayMax + 2*c.options.NodeTimeout
+		marker := notificationFallback*rw.writer.retryDelayMax + 2*c.options.NodeTimeout
 		rw.writer.acquisition.extras = [][]byte{strconv.AppendInt(nil, max(marker, time.Millisecond).Milliseconds(), 10)}
 	}
 	rw.reader.kind = round.KindRead

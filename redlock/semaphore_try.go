@@ -118,7 +118,7 @@ func (p *permitCandidates) take(s *Semaphore, first int) {
 		m := s.slots[slot]
 		if m.turn.tryTake() {
 			p.slots, p.mutexes, p.keys = append(p.slots, slot), append(p.mutexes, m), append(p.keys, m.key)
-			if m.options.Fencing {
+			if m.fencing {
 				p.fences = append(p.fences, m.fenceKeys()[0])
 			}
 		}

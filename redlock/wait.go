@@ -91,8 +91,7 @@ func (m *Mutex) releasedChannels() []string {
 
 // retryRule returns when the Mutex's Lock tries again.
 func (m *Mutex) retryRule() waiting.Rule {
-	options := &m.options
-	return waiting.Rule{MaxTries: options.MaxTries, DelayMin: options.RetryDelayMin, DelayMax: options.RetryDelayMax, Backoff: options.RetryBackoff}
+	return waiting.Rule{MaxTries: m.maxTries, DelayMin: m.retryDelayMin, DelayMax: m.retryDelayMax, Backoff: m.retryBackoff}
 }
 
 // retryDelay draws the retry delay after the failed attempt number of a
@@ -159,7 +158,7 @@ type fairLine struct {
 // heartbeat returns a fair waiter's heartbeat TTL: until its next attempt
 // is certainly due.
 func (m *Mutex) heartbeat() time.Duration {
-	return notificationFallback*m.options.RetryDelayMax + 2*m.client.options.NodeTimeout
+	return notificationFallback*m.retryDelayMax + 2*m.client.options.NodeTimeout
 }
 
 // joinLine puts a fair Lock's waiter in line in two rounds, as a fence is
