@@ -11,6 +11,7 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/liveness"
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/redlock/internal/round"
+	"github.com/lockmux/lockmux/redlock/internal/turn"
 )
 
 // Mutex is a lock on one resource, or several with MutexOptions.Keys,
@@ -89,7 +90,7 @@ type resource struct {
 // acquisition belongs to that goroutine; its rounds are lent only while
 // an acquisition or a release runs (rounds.go).
 type exclusion struct {
-	turn        turn
+	turn        turn.Turn
 	acquisition acquisition
 }
 
@@ -258,7 +259,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 // could return it. A quorum's failure goes into kept when it is given
 // (see tried).
 func (m *Mutex) tryLock(ctx context.Context, kept *keptFailure) (uint64, error) {
-	if !m.turn.tryTake() {
+	if !m.turn.TryTake() {
 		return 0, errHeldLocally
 	}
 	elapsed, generation, err := m.attempt(ctx, 1)
@@ -294,7 +295,7 @@ func (m *Mutex) tried(elapsed time.Duration, generation uint64, err error, kept 
 // takeTurn waits until no other goroutine of this process holds the Mutex,
 // ctx is done, or the Client is closed.
 func (m *Mutex) takeTurn(ctx context.Context) error {
-	if m.turn.tryTake() || m.turn.take(ctx.Done(), m.client.closing) {
+	if m.turn.TryTake() || m.turn.Take(ctx.Done(), m.client.closing) {
 		return nil
 	}
 	if ctx.Err() != nil {
@@ -306,7 +307,7 @@ func (m *Mutex) takeTurn(ctx context.Context) error {
 // giveTurn gives the turn, and the rounds the Mutex borrowed, back.
 func (m *Mutex) giveTurn() {
 	m.giveBackRounds()
-	m.turn.give()
+	m.turn.Give()
 }
 
 // fenceKeySuffix ends the key of a lock key's fencing counter, which

@@ -130,7 +130,7 @@ func (rw *RWMutex) Downgrade(ctx context.Context) error {
 	if owner == nil {
 		return ErrNotHeld
 	}
-	if !r.turn.tryTake() {
+	if !r.turn.TryTake() {
 		return errHeldLocally
 	}
 	// The owner is read by the attempt's rounds only, with the turn.

@@ -145,7 +145,7 @@ func TestRWMutexDowngradePassesOnlyItsOwnWriter(t *testing.T) {
 	// The reader's script, given another writer's token as the owner,
 	// refuses: only the writer key's own value passes.
 	reader := nodes.client(t, Options{}).NewRWMutex("journal", options).Reader()
-	require.True(t, reader.turn.tryTake())
+	require.True(t, reader.turn.TryTake())
 	reader.acquisition.extras = [][]byte{[]byte("not-the-holder")}
 	elapsed, generation, err := reader.attempt(ctx, 1)
 	reader.acquisition.extras = nil

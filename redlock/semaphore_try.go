@@ -116,7 +116,7 @@ func (p *permitCandidates) take(s *Semaphore, first int) {
 	for i := range s.slots {
 		slot := (first + i) % len(s.slots)
 		m := s.slots[slot]
-		if m.turn.tryTake() {
+		if m.turn.TryTake() {
 			p.slots, p.mutexes, p.keys = append(p.slots, slot), append(p.mutexes, m), append(p.keys, m.key)
 			if m.fencing {
 				p.fences = append(p.fences, m.fenceKeys()[0])

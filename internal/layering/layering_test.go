@@ -41,6 +41,7 @@ var layers = map[string][]string{
 	"redlock/internal/quarantine": {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
 	"redlock/internal/liveness":   {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
 	"redlock/internal/round":      {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol", "redlock/internal/quarantine"},
+	"redlock/internal/turn":       {}, // a lock's exclusion within this process
 }
 
 // allowedModules are the modules non-test files of the main module may
@@ -208,6 +209,9 @@ func TestProblem(t *testing.T) {
 		{name: "the round imports the waiting room", file: main("redlock/internal/round"), importPath: module + "/redlock/internal/waiting"},
 		{name: "the round imports conn", file: main("redlock/internal/round"), importPath: module + "/conn"},
 		{name: "redlock imports the round", file: main("redlock"), importPath: module + "/redlock/internal/round", wantOK: true},
+		{name: "the turn imports mux", file: main("redlock/internal/turn"), importPath: module + "/mux"},
+		{name: "the turn imports redlock", file: main("redlock/internal/turn"), importPath: module + "/redlock"},
+		{name: "redlock imports the turn", file: main("redlock"), importPath: module + "/redlock/internal/turn", wantOK: true},
 		{name: "the doctor imports the quarantine", file: main("redlock/doctor"), importPath: module + "/redlock/internal/quarantine", wantOK: true},
 		{name: "redlock imports conn, around mux", file: main("redlock"), importPath: module + "/conn"},
 		{name: "a subpackage of redlock imports conn", file: main("redlock/doctor"), importPath: module + "/conn"},

@@ -2,7 +2,7 @@
 // engine, one Lock in the order the algorithm runs it.
 //
 //  1. Exclusion in this process. Mutex.Lock takes the Mutex's turn
-//     (redlock/mutex.go): one goroutine of the process acquires at a time.
+//     (turn): one goroutine of the process acquires at a time.
 //  2. The command. Mutex.attempt (redlock/acquire.go) draws a token and
 //     writes the acquisition into a round the Client lends it while it
 //     runs (round: lender.go, round.go): its row of the protocol table

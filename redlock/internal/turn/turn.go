@@ -1,16 +1,16 @@
-package redlock
+package turn
 
 import (
 	"runtime"
 	"sync/atomic"
 )
 
-// turn is a Mutex's exclusion within this process: a lock that a
+// Turn is a lock's exclusion within this process: a lock that a
 // goroutine waiting for it can leave when its context ends. Its channel
 // is made by the first goroutine that waits, so a Mutex that no two
 // goroutines of the process contend keeps none. Any goroutine may give
 // the turn back.
-type turn struct {
+type Turn struct {
 	// state is turnTaken while somebody has the turn, plus turnWaiter for
 	// each goroutine waiting for it that no give has served yet.
 	state atomic.Uint32
@@ -24,12 +24,12 @@ const (
 	turnWaiter uint32 = 2
 )
 
-// tryTake takes the turn if nobody has it, and reports whether it did.
-func (t *turn) tryTake() bool { return t.state.CompareAndSwap(0, turnTaken) }
+// TryTake takes the turn if nobody has it, and reports whether it did.
+func (t *Turn) TryTake() bool { return t.state.CompareAndSwap(0, turnTaken) }
 
-// take takes the turn, waiting until it is given, or until done or
+// Take takes the turn, waiting until it is given, or until done or
 // closing is closed; then it reports false.
-func (t *turn) take(done, closing <-chan struct{}) bool {
+func (t *Turn) Take(done, closing <-chan struct{}) bool {
 	for {
 		state := t.state.Load()
 		if state == 0 {
@@ -56,11 +56,11 @@ func (t *turn) take(done, closing <-chan struct{}) bool {
 // stopWaiting takes a waiter that stops waiting out of the count; when
 // every waiter counted was served by a give, a turn is on its way to one
 // of them, and this one passes it on if it gets it.
-func (t *turn) stopWaiting(handed chan struct{}) {
+func (t *Turn) stopWaiting(handed chan struct{}) {
 	for !t.leave() {
 		select {
 		case <-handed:
-			t.give()
+			t.Give()
 			return
 		default:
 			runtime.Gosched() // the give is between its count and its send
@@ -70,7 +70,7 @@ func (t *turn) stopWaiting(handed chan struct{}) {
 
 // leave takes one waiter out of the count, and reports whether one was
 // left to take.
-func (t *turn) leave() bool {
+func (t *Turn) leave() bool {
 	for {
 		state := t.state.Load()
 		if state < turnWaiter {
@@ -82,8 +82,8 @@ func (t *turn) leave() bool {
 	}
 }
 
-// give gives the turn back: to a waiting goroutine, or to nobody.
-func (t *turn) give() {
+// Give gives the turn back: to a waiting goroutine, or to nobody.
+func (t *Turn) Give() {
 	for {
 		state := t.state.Load()
 		if state == turnTaken {
@@ -100,7 +100,7 @@ func (t *turn) give() {
 }
 
 // channel returns the channel that hands the turn over, made on first use.
-func (t *turn) channel() chan struct{} {
+func (t *Turn) channel() chan struct{} {
 	if handed := t.handed.Load(); handed != nil {
 		return *handed
 	}
@@ -110,3 +110,7 @@ func (t *turn) channel() chan struct{} {
 	}
 	return handed
 }
+
+// Contended reports whether goroutines ever contended for t: it made its
+// channel.
+func (t *Turn) Contended() bool { return t.handed.Load() != nil }
