@@ -14,10 +14,37 @@ import (
 // one wins a hold that is still valid when it is returned. A hold whose
 // validity ended before it could be returned counts as a failed attempt.
 // The caller has the turn; on success the hold's validity was checked
-// last (validAtReturn).
+// last (validAtReturn). The first attempt borrows no wait state: a Lock
+// that wins it does not touch the Client's lender (as Semaphore.acquireAll).
 func (m *Mutex) acquireWithRetries(ctx context.Context) error {
-	w := m.lendWait()
-	err := w.Retry(ctx, m.retryRule(), (*lockAttempts)(m), 1, waiting.Failure{})
+	unheardBefore := m.client.notifier.Unheard()
+	elapsed, generation, err := m.attempt(ctx, 1)
+	if err == nil && m.validAtReturn(generation) {
+		return nil // nothing runs between the check and the return
+	}
+	// A failed round's tally goes into the wait state. A hold that ended
+	// while the observers ran is judged first: if another goroutine
+	// unlocked it, the turn is passed on and nothing may be borrowed.
+	var w *waitState
+	if err == errAttemptFailed {
+		w = m.lendWait()
+	}
+	outcome, failure := (*lockAttempts)(m).ended(ctx, elapsed, generation, err, false, false)
+	switch outcome {
+	case waiting.Won, waiting.Aborted, waiting.FailedForGood:
+		if w != nil {
+			m.giveBackWait(w)
+		}
+		return failure.Err
+	}
+	if w == nil {
+		w = m.lendWait()
+	}
+	w.AttemptBegan(unheardBefore)
+	if outcome == waiting.FailedRetryNow {
+		w.RetryAtOnce()
+	}
+	err = w.Retry(ctx, m.retryRule(), (*lockAttempts)(m), 2, failure)
 	if err != nil && w.InLine() {
 		m.leaveLine(&w.line) // the turn is still this goroutine's
 	}
@@ -31,14 +58,24 @@ type lockAttempts Mutex
 // Attempt makes attempt number of a Lock and says how it ended.
 func (l *lockAttempts) Attempt(ctx context.Context, number int) (waiting.Outcome, waiting.Failure) {
 	m := (*Mutex)(l)
-	c, w := m.client, m.waitState()
 	elapsed, generation, err := m.attempt(ctx, number)
+	w := m.waitState()
+	if err == nil {
+		w.StopWaiting(true)
+	}
+	inLine := w.InLine() // read before another goroutine may take the turn
+	return l.ended(ctx, elapsed, generation, err, err == nil && m.validAtReturn(generation), inLine)
+}
+
+// ended says how an attempt of a Lock ended: its results, whether the hold
+// it won was still valid at return, and whether the waiter was in line.
+func (l *lockAttempts) ended(ctx context.Context, elapsed time.Duration, generation uint64, err error, valid, inLine bool) (waiting.Outcome, waiting.Failure) {
+	m := (*Mutex)(l)
+	c, w := m.client, m.waitState()
 	var failure error // the attempt's error once it failed, unless made from its tally (failed)
 	switch {
 	case err == nil:
-		w.StopWaiting(true)
-		inLine := w.InLine() // read before another goroutine may take the turn
-		if m.validAtReturn(generation) {
+		if valid {
 			if inLine {
 				// The nodes that granted took the waiter out of line; the
 				// others let its heartbeat lapse.

@@ -72,13 +72,13 @@ type Attempts interface {
 
 // Retry makes attempts until one wins or fails for good, MaxTries failed,
 // or ctx ends. Close ends a wait, and the next attempt then fails. The
-// caller made the attempts before number, the last failing as failure.
-// Retry unregisters w from the notifier as it returns.
+// caller made the attempts before number, the last failing as failure,
+// or as FailedRetryNow after RetryAtOnce. Retry unregisters w from the
+// notifier as it returns.
 func (w *Waiter) Retry(ctx context.Context, rule Rule, attempts Attempts, number int, failure Failure) error {
 	won := false
 	defer func() { w.StopWaiting(won) }()
-	w.retriedNow = false
-	waitFirst := number > 1
+	waitFirst := number > 1 && !w.retriedNow
 	for ; ; number++ {
 		if waitFirst {
 			failed := number - 1
@@ -117,6 +117,10 @@ func (w *Waiter) Retry(ctx context.Context, rule Rule, attempts Attempts, number
 // RetriedNow reports whether the Retry under way made an attempt at once
 // after a failed one (FailedRetryNow).
 func (w *Waiter) RetriedNow() bool { return w.retriedNow }
+
+// RetryAtOnce tells the next Retry that the caller's attempt ended as
+// FailedRetryNow: it makes the next attempt without waiting.
+func (w *Waiter) RetryAtOnce() { w.retriedNow = true }
 
 // InLine reports whether w has a place in a fair lock's line. The
 // goroutine that has the turn reads it without the notifier's mutex: it

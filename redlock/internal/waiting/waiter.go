@@ -79,7 +79,7 @@ const WaiterIDLength = 16
 // be readied again for another lock once its Retry returned: it keeps its
 // channel and timer.
 func (w *Waiter) Init(notifier *Notifier, lock Lock) {
-	w.notifier, w.lock = notifier, lock
+	w.notifier, w.lock, w.retriedNow = notifier, lock, false
 	if w.notify == nil {
 		w.notify = make(chan struct{}, 1)
 	}
