@@ -160,11 +160,17 @@ func (g *Group) Send(round *Round, deadline time.Time) {
 	}
 	runtime.Gosched()
 	g.Flush()
+	for _, l := range round.trackedOn {
+		if l != nil {
+			l.conn.Flush()
+		}
+	}
 }
 
 // Queue is Send without its write: it queues the round's command on each
 // of its servers and reports whether a command waits in a buffer, which
-// Flush, or the next Wait, writes. Queuing many rounds and then flushing
+// Flush (Subscriber.Flush for a tracked round), or the next Wait,
+// writes. Queuing many rounds and then flushing
 // once writes their commands to each server in one system call, with
 // their follow-ups (Round.FollowUp).
 func (g *Group) Queue(round *Round, deadline time.Time) (buffered bool) {
@@ -178,8 +184,13 @@ func (g *Group) queue(round *Round, deadline time.Time, send bool) (buffered boo
 	if ordered {
 		g.ordering.Lock()
 	}
+	tracker := round.tracker
+	round.tracker = nil
 	for i, node := range g.nodes {
 		round.gathered[i], round.followed[i] = false, false
+		if round.trackedOn != nil {
+			round.trackedOn[i] = nil
+		}
 		call := &round.calls[i]
 		if round.skip[i] {
 			round.skip[i] = false
@@ -188,6 +199,11 @@ func (g *Group) queue(round *Round, deadline time.Time, send bool) (buffered boo
 			continue
 		}
 		call.CopyCommand(&round.call)
+		if tracker != nil {
+			if l := tracker.trackRound(i, call, round.trackTag, round.trackKeys); l != nil {
+				round.trackedOn[i], node = l, l.conn
+			}
+		}
 		if round.FollowUp && round.followUp != nil {
 			follow := &round.followUpCalls[i]
 			switch typed := node.(type) {
@@ -228,6 +244,7 @@ func (g *Group) Flush() {
 // so, it abandons the calls still in flight (their Abandoned method then
 // reports true) and returns nil. When ctx ends first, it abandons them and
 // returns ctx's error; the replies already gathered stay in their calls.
+// A tracked round (Round.TrackOn) is decided only when every reply came.
 // Abandoning a call costs its connection nothing, and a carried call
 // (conn.Call.Carry) is still finished by its connection.
 func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
@@ -243,7 +260,7 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 		if i < 0 {
 			return nil
 		}
-		node, call := g.nodes[i], &round.calls[i]
+		node, call := g.sendsOn(round, i), &round.calls[i]
 		node.Wait(ctx, call)
 		if call.Abandoned() {
 			g.Discard(round)
@@ -262,7 +279,7 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 			}
 		}
 		round.gathered[i] = true
-		if tally != nil && tally.Count(i, round) {
+		if tally != nil && tally.Count(i, round) && !round.tracked() {
 			g.Discard(round)
 			return nil
 		}
@@ -274,11 +291,11 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 // dialled; -1 when every server sent the command was gathered.
 func (g *Group) nextToGather(round *Round) int {
 	next := -1
-	for i, node := range g.nodes {
+	for i := range g.nodes {
 		if len(round.calls[i].Command) == 0 || round.gathered[i] {
 			continue
 		}
-		if node.Connected() {
+		if g.sendsOn(round, i).Connected() {
 			return i
 		}
 		if next < 0 {
@@ -295,10 +312,11 @@ func (g *Group) nextToGather(round *Round) int {
 // whose answer does not, such as the clean-up after a failed lock attempt,
 // and the calls left when a round was decided early.
 func (g *Group) Discard(round *Round) {
-	for i, node := range g.nodes {
+	for i := range g.nodes {
 		if round.gathered[i] {
 			continue
 		}
+		node := g.sendsOn(round, i)
 		if call := &round.calls[i]; len(call.Command) != 0 && !node.Collect(call) {
 			node.Abandon(call)
 		}

@@ -47,6 +47,14 @@ type Round struct {
 	// Cluster nodes, whose follow-up's key depends on the master.
 	followUpScript *conn.Script
 	followUpKey    string
+
+	// tracker, trackTag and trackKeys are TrackOn's, for the next Send;
+	// trackedOn is, per server, the subscription connection the last Send
+	// went over instead of the server's own, nil until TrackOn.
+	tracker   *Subscriber
+	trackTag  uint64
+	trackKeys []string
+	trackedOn []*link
 }
 
 // NewRound returns a Round sized for this Group.

@@ -102,8 +102,9 @@ type tracking struct {
 	// meant for (see Track).
 	connection uint64
 
-	armed    armedKeys // the armings in effect
-	readings []arming  // Track calls not yet returned
+	armed    armedKeys    // the armings in effect
+	readings []arming     // Track calls not yet returned
+	rounds   roundArmings // tracked rounds' calls not finished yet
 	// next is where in readings the next reply's arming is likely to be:
 	// replies come in the order of the reads, so finished looks there
 	// first, and a batch of armings costs no walk of the others.
@@ -301,6 +302,9 @@ func (s *Subscriber) finished(node int, l *link, call *conn.Call) {
 	sub := s.nodes[node]
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
+	if s.finishedRound(node, l, call) {
+		return
+	}
 	t := &l.tracking
 	i := t.find(call, t.next)
 	if i < 0 {
@@ -333,7 +337,7 @@ func (s *Subscriber) enableTracking(ctx context.Context, node int, l *link) bool
 	}
 	call := &l.enable
 	call.Reset()
-	call.Command = resp.AppendCommand(call.Command, "CLIENT", "TRACKING", "ON")
+	call.Command = resp.AppendCommand(call.Command, "CLIENT", "TRACKING", "ON", "NOLOOP")
 	if l.conn.Do(ctx, call) != nil {
 		return false
 	}

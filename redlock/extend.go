@@ -166,6 +166,12 @@ func (m *Mutex) sendExtension(x *extender, generation uint64, ttl time.Duration)
 		return e, errMaxHold
 	}
 	m.start(x.round, round.Extend, e.token, e.ttl.Milliseconds(), nil)
+	if e.watchTag != 0 {
+		if s := c.notifier.TrackingSubscriber(); s != nil {
+			// The write arms the keys on each node that tracks (see watcher).
+			x.round.Mux.TrackOn(s, e.watchTag, m.keys)
+		}
+	}
 	if x.batched {
 		m.queue(x.round)
 	} else {
@@ -195,6 +201,7 @@ func (m *Mutex) applyExtension(e extension, r *round.Round, automatic bool) erro
 		h.Mu.Unlock()
 	}
 
+	armed := armedByExtension(r)
 	var err error
 	unusable := c.usable()
 	switch {
@@ -211,8 +218,9 @@ func (m *Mutex) applyExtension(e extension, r *round.Round, automatic bool) erro
 		if h.CurrentLocked(e.generation) {
 			m.moveUntilLocked(end.Add(remaining))
 			repair = m.prepareRepairLocked(e, r)
-			if arm = m.watched() && h.WatchTag == e.watchTag; arm {
+			if watch := m.watched() && h.WatchTag == e.watchTag; watch {
 				m.watchNodesLocked(tally)
+				arm = !armed
 			}
 		}
 		h.Mu.Unlock()

@@ -122,6 +122,9 @@ func (r *renewer) serve(due []liveness.Renewal[*livenessLock]) {
 		return
 	}
 	r.client.group.Flush()
+	if s := r.client.notifier.TrackingSubscriber(); s != nil {
+		s.Flush() // the watched holds' extensions (see watcher)
+	}
 	for i, event := range sent {
 		(*Mutex)(event.Lock).finishRenewal(event, r.extenders[i])
 	}
@@ -168,6 +171,20 @@ func unsureNodes(tally *round.Tally, buffer []bool) []bool {
 		return nil
 	}
 	return unsure
+}
+
+// armedByExtension reports whether the extension round r armed the
+// keys on every node it was sent to: it went over each node's
+// subscription connection (mux.Round.TrackOn), whose reply arms them, and
+// each reply was awaited. Otherwise the nodes are armed by a read after
+// the extension.
+func armedByExtension(r *round.Round) bool {
+	for i, node := range r.Tally.Nodes {
+		if r.Mux.Sent(i) && (!r.Mux.Tracked(i) || notAwaited(node)) {
+			return false
+		}
+	}
+	return true
 }
 
 // notAwaited reports whether node's reply was not awaited: the round was
@@ -231,6 +248,9 @@ func (m *Mutex) finishRenewal(event liveness.Renewal[*livenessLock], x *extender
 			due = latest
 		}
 	}
+	if event.Stale() {
+		return // a renewal scheduled meanwhile (renewNow) stands
+	}
 	m.scheduleRenewal(liveness.Renewal[*livenessLock]{Lock: (*livenessLock)(m), Generation: generation, Due: due, Early: early})
 }
 
@@ -261,9 +281,11 @@ var watchLua = protocol.Watch
 // watcher watches the keys of the renewed holds of a Client (AutoExtend,
 // Client.Do), so that a key cut short or deleted from outside is noticed
 // at once, not at the next renewal: see liveness.Watcher, which keeps the
-// holds' keys and arms them. The arming read also tells whether the key
-// was still whole when it was armed: a change between the write and the
-// arming sends nothing.
+// holds' keys and arms them. An extension arms them by its reply (see
+// armedByExtension); a read arms them after an acquisition, a
+// reconnection, or an extension that could not, and tells whether the
+// key was still whole: a change between the write and the read sends
+// nothing.
 //
 // A change from outside, a flush, and the end of a subscription
 // connection make the hold renew at once (Mutex.renewNow): a quorum

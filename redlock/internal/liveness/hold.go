@@ -26,7 +26,7 @@ type Hold struct {
 	Mu      sync.Mutex
 	Held    bool
 	Lost    bool // the hold can no longer be proven; Done is closed
-	Writing bool // an own write of a watched hold is under way: nothing is armed
+	Writing bool // an own write of a watched hold is under way: Arm arms nothing
 	// Generation counts the starts and ends of holds.
 	Generation uint64
 	Token      []byte // the acquisition's value while held

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/mux"
 )
 
 // manualClock is a clock that moves only when told.
@@ -107,4 +109,34 @@ func TestRenewerServesTheLatestRenewalOfALock(t *testing.T) {
 	}
 	closed.Store(true)
 	assert.False(t, renewer.Schedule(Renewal[*testLock]{Lock: l, Generation: 1, Due: now}), "nothing is scheduled after the client closed")
+}
+
+// renewingLock is a testLock that counts its RenewNow calls.
+type renewingLock struct {
+	testLock
+	renewed atomic.Int32
+}
+
+func (l *renewingLock) RenewNow(generation uint64) { l.renewed.Add(1) }
+
+// A change reported under the tag of an own write still under way came
+// after that write's reply, on the connection that carried it (a tracked
+// round): it is from outside, on any node, and the hold renews at once.
+// One under an older tag came before the write, which answers it.
+func TestChangeDuringTheOwnWriteRenewsTheHold(t *testing.T) {
+	l := &renewingLock{testLock: testLock{ended: make(chan uint64, 1)}}
+	l.hold.StartLocked([]byte("token"), time.Now(), time.Now().Add(time.Minute), 0, time.Minute)
+	var w Watcher[*renewingLock]
+	w.Init(3, &manualClock{now: time.Now()}, func() *mux.Subscriber { return nil }, func(int, error) {})
+	defer w.Close()
+	w.Watch(l)
+	l.hold.Mu.Lock()
+	l.hold.Watching = []bool{true, true, false}
+	l.hold.WatchTag, l.hold.Writing = w.NewWriteTag(), true
+	l.hold.Mu.Unlock()
+
+	w.Invalidated(0, "k", l.hold.WatchTag-1)
+	assert.Zero(t, l.renewed.Load(), "a change the write answers")
+	w.Invalidated(2, "k", l.hold.WatchTag)
+	assert.Equal(t, int32(1), l.renewed.Load(), "a change after the write's reply, on a node not watched before it")
 }

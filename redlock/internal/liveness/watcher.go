@@ -14,7 +14,8 @@ import (
 //
 // A hold's own writes change its keys too, and must not count. Each own
 // write gets a new tag (NewWriteTag), set in the hold before the write is
-// sent; once it succeeded, the keys are armed again under that tag (Arm).
+// sent; its reply arms the keys again under that tag where it went over
+// a subscription connection (mux.Round.TrackOn), and Arm does elsewhere.
 // A node reports a change with the tag of the last arming it answered
 // before it, so an own write's change carries an older tag than the
 // hold's, and a change from outside carries the hold's.
@@ -135,7 +136,10 @@ func (w *Watcher[L]) Invalidated(node int, key string, tag uint64) {
 	h := l.Hold()
 	h.Mu.Lock()
 	current := h.Held && !h.Lost && h.WatchTag == tag
-	watched := node < len(h.Watching) && h.Watching[node]
+	// A report under the tag of an own write still under way follows
+	// that write's reply on a tracked round (see mux.Round.TrackOn): a
+	// change from outside.
+	watched := node < len(h.Watching) && h.Watching[node] || h.Writing
 	generation := h.Generation
 	h.Mu.Unlock()
 	switch {

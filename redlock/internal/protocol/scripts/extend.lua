@@ -4,6 +4,9 @@
 -- Returns 1 when every key was extended; otherwise no key is touched and it
 -- returns -1 when some key holds another token, or 0 when some key is
 -- missing or expired.
+-- Each key is read again after its write, so that a connection that
+-- tracks keys with NOLOOP, which its own write leaves unarmed, tracks it
+-- again (a renewal sent on a subscription connection).
 -- PEXPIRE is used rather than SET XX because it works under maxmemory.
 -- A key of the wrong type raises WRONGTYPE: it is not caught.
 local missing = false
@@ -20,5 +23,6 @@ if missing then
 end
 for _, key in ipairs(KEYS) do
   redis.call("PEXPIRE", key, ARGV[2])
+  redis.call("GET", key)
 end
 return 1

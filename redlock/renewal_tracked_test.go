@@ -1,0 +1,98 @@
+package redlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockmux/lockmux/internal/redistest"
+)
+
+// A renewal of a watched hold is one command per node: it goes over the
+// subscription connection that tracks the keys, and its reply arms them
+// again, with no read of its own and no report of its own write. Five
+// renewals run five scripts on each node; the keys stay armed where the
+// hold watches them.
+func TestWatchedRenewalIsOneCommandPerNode(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	observer := &extendObserver{extensions: make(chan ExtendEvent, 1)}
+	client := nodes.client(t, Options{Observer: observer, Quarantine: QuarantineOff})
+	ctx := context.Background()
+	m := client.NewMutex("watched", MutexOptions{TTL: 30 * time.Second, AutoExtend: true})
+	require.NoError(t, m.Lock(ctx))
+	defer m.Unlock(ctx)
+	require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) }), "the hold's key was armed")
+	scripts := func(node int) int {
+		return client.commandCalls(t, node, "evalsha") + client.commandCalls(t, node, "eval")
+	}
+	before := make([]int, len(nodes.servers))
+	for node := range nodes.servers {
+		before[node] = scripts(node)
+	}
+
+	const renewals = 5
+	for range renewals {
+		m.renewNow(holdGeneration(m))
+		event := <-observer.extensions
+		require.NoError(t, event.Err)
+	}
+	require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) }), "the hold's key is armed after its renewals")
+	m.hold.Mu.Lock()
+	watching := append([]bool(nil), m.hold.Watching...)
+	m.hold.Mu.Unlock()
+	assert.Equal(t, []bool{true, true, true}, watching, "every node confirmed, every reply was awaited")
+	for node := range nodes.servers {
+		assert.Equal(t, renewals, scripts(node)-before[node], "node %d: the scripts run for %d renewals", node, renewals)
+	}
+}
+
+// renewingObserver renews the hold at once from the first automatic
+// extension it is told of, while the renewer still handles it, as the
+// watcher does when a change is reported before the renewal's end.
+type renewingObserver struct {
+	extendObserver
+	m       *Mutex
+	renewed bool
+}
+
+func (o *renewingObserver) OnExtend(event ExtendEvent) {
+	if event.Automatic && !o.renewed {
+		o.renewed = true
+		o.m.renewNow(holdGeneration(o.m))
+	}
+	o.extendObserver.OnExtend(event)
+}
+
+// A renewal asked for while one is under way stands: the one that ends
+// does not put the next back to its schedule, ten seconds away.
+func TestRenewNowDuringARenewalStands(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	observer := &renewingObserver{extendObserver: extendObserver{extensions: make(chan ExtendEvent, 2)}}
+	client := nodes.client(t, Options{Observer: observer, Quarantine: QuarantineOff})
+	ctx := context.Background()
+	m := client.NewMutex("renewed", MutexOptions{TTL: 30 * time.Second, AutoExtend: true})
+	observer.m = m
+	require.NoError(t, m.Lock(ctx))
+	defer m.Unlock(ctx)
+	m.renewNow(holdGeneration(m))
+	for i := range 2 {
+		select {
+		case event := <-observer.extensions:
+			require.NoError(t, event.Err)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("extension %d did not come before the renewal's schedule", i+1)
+		}
+	}
+}
+
+// holdGeneration returns the generation of m's hold.
+func holdGeneration(m *Mutex) uint64 {
+	m.hold.Mu.Lock()
+	defer m.hold.Mu.Unlock()
+	return m.hold.Generation
+}
