@@ -96,3 +96,34 @@ func holdGeneration(m *Mutex) uint64 {
 	defer m.hold.Mu.Unlock()
 	return m.hold.Generation
 }
+
+// A watched hold's extension waits for every node's reply, so the node
+// that answers last, after the quorum, is one the hold had: a key deleted
+// there from outside makes the hold renew at once, and the renewal
+// repairs that node.
+func TestWatchedHoldRepairsTheLastNodeToAnswer(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	observer := &extendObserver{extensions: make(chan ExtendEvent, 1)}
+	client := nodes.client(t, Options{Observer: observer, Quarantine: QuarantineOff})
+	ctx := context.Background()
+	m := client.NewMutex("watched", MutexOptions{TTL: 30 * time.Second, AutoExtend: true})
+	require.NoError(t, m.Lock(ctx))
+	defer m.Unlock(ctx)
+	require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) }), "the hold's key was armed")
+	// A renewal makes the last node one the hold had: the acquisition
+	// stopped at the quorum.
+	m.renewNow(holdGeneration(m))
+	require.NoError(t, (<-observer.extensions).Err)
+
+	last := len(nodes.servers) - 1
+	client.do(t, last, "DEL", "watched")
+	select {
+	case event := <-observer.extensions:
+		require.NoError(t, event.Err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deletion went unnoticed: no extension before the renewal's schedule")
+	}
+	values := client.values(t, "watched")
+	assert.Equal(t, values[0], values[last], "node %d got the hold's key back", last)
+}
