@@ -24,7 +24,7 @@ func (m *Mutex) acquireWithRetries(ctx context.Context) error {
 	}
 	// A failed round's tally goes into the wait state. A hold that ended
 	// while the observers ran is judged first: if another goroutine
-	// unlocked it, the turn is passed on and nothing may be borrowed.
+	// unlocked it, nothing needs borrowing.
 	var w *waitState
 	if err == errAttemptFailed {
 		w = m.lendWait()
@@ -86,9 +86,10 @@ func (l *lockAttempts) ended(ctx context.Context, elapsed time.Duration, generat
 		// The hold won ended while the observers ran: the attempt failed
 		// after all.
 		if failure = m.dropEndedHold(generation); failure == nil {
-			// Unlocked by another goroutine, which passed the turn on.
+			// Unlocked by another goroutine, whose release may be using
+			// the rounds: the turn passes on once Lock returns.
 			if inLine {
-				m.leaveLine(&w.line)
+				c.notifier.LeaveLine(&w.Waiter)
 			}
 			return waiting.Won, waiting.Failure{}
 		}

@@ -235,11 +235,15 @@ func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.takeTurn(ctx); err != nil {
 		return err
 	}
-	if err := m.acquireWithRetries(ctx); err != nil {
+	// The turn passes on once Lock returned, whoever gives it (see
+	// turn.Turn.Pin): an Unlock while the observers run may give it.
+	m.turn.Pin()
+	defer m.turn.Unpin()
+	err := m.acquireWithRetries(ctx)
+	if err != nil {
 		m.giveTurn()
-		return err
 	}
-	return nil
+	return err
 }
 
 // TryLock makes one attempt to acquire the lock. It fails with an error
@@ -262,6 +266,8 @@ func (m *Mutex) tryLock(ctx context.Context, kept *keptFailure) (uint64, error) 
 	if !m.turn.TryTake() {
 		return 0, errHeldLocally
 	}
+	m.turn.Pin()
+	defer m.turn.Unpin()
 	elapsed, generation, err := m.attempt(ctx, 1)
 	return m.tried(elapsed, generation, err, kept)
 }

@@ -9,10 +9,11 @@ import (
 // goroutine waiting for it can leave when its context ends. Its channel
 // is made by the first goroutine that waits, so a Mutex that no two
 // goroutines of the process contend keeps none. Any goroutine may give
-// the turn back.
+// the turn back; a give while the taker is pinned (Pin) waits for Unpin.
 type Turn struct {
 	// state is turnTaken while somebody has the turn, plus turnWaiter for
-	// each goroutine waiting for it that no give has served yet.
+	// each goroutine waiting for it that no give has served yet, plus
+	// turnPinned and turnDeferred (see Pin).
 	state atomic.Uint32
 	// handed carries the turn from a give to one waiter; made on first
 	// wait, buffered, and it holds at most the one turn.
@@ -20,8 +21,11 @@ type Turn struct {
 }
 
 const (
-	turnTaken  uint32 = 1
-	turnWaiter uint32 = 2
+	turnTaken    uint32 = 1
+	turnWaiter   uint32 = 2
+	turnPinned   uint32 = 1 << 30
+	turnDeferred uint32 = 1 << 31
+	turnFlags           = turnPinned | turnDeferred
 )
 
 // TryTake takes the turn if nobody has it, and reports whether it did.
@@ -73,7 +77,7 @@ func (t *Turn) stopWaiting(handed chan struct{}) {
 func (t *Turn) leave() bool {
 	for {
 		state := t.state.Load()
-		if state < turnWaiter {
+		if state&^turnFlags < turnWaiter {
 			return false
 		}
 		if t.state.CompareAndSwap(state, state-turnWaiter) {
@@ -86,6 +90,12 @@ func (t *Turn) leave() bool {
 func (t *Turn) Give() {
 	for {
 		state := t.state.Load()
+		if state&turnPinned != 0 {
+			if t.state.CompareAndSwap(state, state|turnDeferred) {
+				return // Unpin gives it
+			}
+			continue
+		}
 		if state == turnTaken {
 			if t.state.CompareAndSwap(turnTaken, 0) {
 				return
@@ -94,6 +104,32 @@ func (t *Turn) Give() {
 		}
 		if t.state.CompareAndSwap(state, state-turnWaiter) {
 			*t.handed.Load() <- struct{}{}
+			return
+		}
+	}
+}
+
+// Pin keeps the turn with the goroutine that has it until Unpin: a give
+// meanwhile, by any goroutine, happens at Unpin. A Lock pins the turn
+// while it runs, so that an Unlock of the hold it won, before it returned,
+// passes the turn on only once nothing of the Lock runs any more.
+func (t *Turn) Pin() {
+	for {
+		state := t.state.Load()
+		if t.state.CompareAndSwap(state, state|turnPinned) {
+			return
+		}
+	}
+}
+
+// Unpin ends Pin, and makes the give that came meanwhile, if one did.
+func (t *Turn) Unpin() {
+	for {
+		state := t.state.Load()
+		if t.state.CompareAndSwap(state, state&^turnFlags) {
+			if state&turnDeferred != 0 {
+				t.Give()
+			}
 			return
 		}
 	}

@@ -109,3 +109,25 @@ func waitUntil(condition func() bool) bool {
 	}
 	return true
 }
+
+// A give while the turn is pinned waits for Unpin, which makes it: the
+// waiter gets the turn only then. Without a give, Unpin gives nothing.
+func TestPinnedTurnIsGivenAtUnpin(t *testing.T) {
+	var turn Turn
+	require.True(t, turn.TryTake())
+	turn.Pin()
+	taken := make(chan bool)
+	go func() { taken <- turn.Take(nil, nil) }()
+	require.True(t, waitUntil(func() bool { return turn.state.Load()&^turnFlags == turnTaken+turnWaiter }), "the waiter is not counted")
+	turn.Give() // another goroutine's, while the taker still runs
+	assert.Equal(t, turnTaken+turnWaiter+turnPinned+turnDeferred, turn.state.Load(), "the turn was given while pinned")
+	turn.Unpin()
+	assert.True(t, <-taken, "the waiter did not get the turn at Unpin")
+	assert.Equal(t, turnTaken, turn.state.Load())
+
+	turn.Pin()
+	turn.Unpin()
+	assert.Equal(t, turnTaken, turn.state.Load(), "Unpin gave the turn")
+	turn.Give()
+	assert.Zero(t, turn.state.Load(), "not free")
+}
