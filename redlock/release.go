@@ -43,11 +43,12 @@ func (m *Mutex) release(ctx context.Context, generation uint64) error {
 	newReleaseIdentity(&r.Identity)
 	identity := r.Identity[:]
 	m.start(r, round.Release, m.acquisition.token(), 0, identity)
-	waitErr := m.exchange(ctx, r)
+	m.post(r)
+	// A waiter of this Client wakes now: its attempt goes behind the
+	// release on every node's connection (see docs/waiting.md).
+	c.notifier.Released((*waitingLock)(m), identity)
+	waitErr := m.gather(ctx, r)
 	elapsed := clock.Now().Sub(start)
-	if r.Tally.Got > 0 {
-		c.notifier.Released((*waitingLock)(m), identity)
-	}
 	m.announceWhereAsked(ctx, r, identity)
 
 	var err error

@@ -137,9 +137,10 @@ func (n *Notifier) wakeOne(channel string, waiters *channelWaiters, release uint
 }
 
 // Released wakes at once one waiter of this Client on each key that lock,
-// one of its own, just released under the given identity, without waiting
-// for the announcements to come back from the nodes; they wake nobody
-// else. It costs nothing when nobody waits.
+// one of its own, releases under the given identity, once the release is
+// sent, without waiting for its replies or for the announcements to come
+// back from the nodes; they wake nobody else. It costs nothing when
+// nobody waits.
 func (n *Notifier) Released(lock Lock, identity []byte) {
 	if n.waiting.Load() == 0 || lock.Kind() == KindFair {
 		return // a fair lock's release wakes the first in line, whom only the nodes name
