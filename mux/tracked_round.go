@@ -42,12 +42,6 @@ func (r *roundArmings) take(call *conn.Call) (arming, bool) {
 	return arming{}, false
 }
 
-// clear forgets every arming.
-func (r *roundArmings) clear() {
-	clear(r.queue)
-	r.queue, r.head = r.queue[:0], 0
-}
-
 // TrackOn makes the next Send go over s's subscription connection on
 // each server whose connection tracks keys (see Subscriber.Track),
 // instead of the server's own: the reply arms keys there with tag, and

@@ -24,12 +24,10 @@ func trackedRenewal(round *mux.Round, w *watcher, tag uint64, key string) {
 	round.TrackOn(w.subscriber, tag, []string{key})
 }
 
-// A tracked round goes over the subscription connections, and its own
-// write reports nothing there (NOLOOP): after two renewals, an outside
-// change is the first report, under the second renewal's tag. Were the
-// write made on another connection, or reported, the second renewal's
-// write would first report the key under the first one's tag.
-func TestTrackedRoundArmsItsKeysWithoutReportingItsOwnWrite(t *testing.T) {
+// heldOnThree returns a Group of 3 real servers, each holding the key
+// "lock", and a Subscriber of it that tracks keys.
+func heldOnThree(t *testing.T) (*mux.Group, []*redistest.Server, *watcher) {
+	t.Helper()
 	redistest.RequireReal(t)
 	group, servers := newGroup(t, 3)
 	w := watch(t, group)
@@ -37,6 +35,16 @@ func TestTrackedRoundArmsItsKeysWithoutReportingItsOwnWrite(t *testing.T) {
 	for _, server := range servers {
 		outside(t, server, "SET", "lock", "token", "PX", "60000")
 	}
+	return group, servers, w
+}
+
+// A tracked round goes over the subscription connections, and its own
+// write reports nothing there (NOLOOP): after two renewals, an outside
+// change is the first report, under the second renewal's tag. Were the
+// write made on another connection, or reported, the second renewal's
+// write would first report the key under the first one's tag.
+func TestTrackedRoundArmsItsKeysWithoutReportingItsOwnWrite(t *testing.T) {
+	group, servers, w := heldOnThree(t)
 	round := group.NewRound()
 	for _, tag := range []uint64{1, 2} {
 		trackedRenewal(round, w, tag, "lock")
@@ -62,13 +70,7 @@ func TestTrackedRoundArmsItsKeysWithoutReportingItsOwnWrite(t *testing.T) {
 // was decided by the first: each reply arms the keys of its server, the
 // last one's too.
 func TestTrackedRoundWaitsForEveryReply(t *testing.T) {
-	redistest.RequireReal(t)
-	group, servers := newGroup(t, 3)
-	w := watch(t, group)
-	w.connected(t, 3)
-	for _, server := range servers {
-		outside(t, server, "SET", "lock", "token", "PX", "60000")
-	}
+	group, servers, w := heldOnThree(t)
 	round := group.NewRound()
 	trackedRenewal(round, w, 9, "lock")
 	group.Send(round, time.Now().Add(5*time.Second))

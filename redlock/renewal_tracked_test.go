@@ -17,15 +17,7 @@ import (
 // renewals run five scripts on each node; the keys stay armed where the
 // hold watches them.
 func TestWatchedRenewalIsOneCommandPerNode(t *testing.T) {
-	redistest.RequireReal(t)
-	nodes := startCluster(t, 3, redistest.Options{})
-	observer := &extendObserver{extensions: make(chan ExtendEvent, 1)}
-	client := nodes.client(t, Options{Observer: observer, Quarantine: QuarantineOff})
-	ctx := context.Background()
-	m := client.NewMutex("watched", MutexOptions{TTL: 30 * time.Second, AutoExtend: true})
-	require.NoError(t, m.Lock(ctx))
-	defer m.Unlock(ctx)
-	require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) }), "the hold's key was armed")
+	nodes, client, m, observer := watchedHold(t)
 	scripts := func(node int) int {
 		return client.commandCalls(t, node, "evalsha") + client.commandCalls(t, node, "eval")
 	}
@@ -102,15 +94,7 @@ func holdGeneration(m *Mutex) uint64 {
 // there from outside makes the hold renew at once, and the renewal
 // repairs that node.
 func TestWatchedHoldRepairsTheLastNodeToAnswer(t *testing.T) {
-	redistest.RequireReal(t)
-	nodes := startCluster(t, 3, redistest.Options{})
-	observer := &extendObserver{extensions: make(chan ExtendEvent, 1)}
-	client := nodes.client(t, Options{Observer: observer, Quarantine: QuarantineOff})
-	ctx := context.Background()
-	m := client.NewMutex("watched", MutexOptions{TTL: 30 * time.Second, AutoExtend: true})
-	require.NoError(t, m.Lock(ctx))
-	defer m.Unlock(ctx)
-	require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) }), "the hold's key was armed")
+	nodes, client, m, observer := watchedHold(t)
 	// A renewal makes the last node one the hold had: the acquisition
 	// stopped at the quorum.
 	m.renewNow(holdGeneration(m))
@@ -126,4 +110,23 @@ func TestWatchedHoldRepairsTheLastNodeToAnswer(t *testing.T) {
 	}
 	values := client.values(t, "watched")
 	assert.Equal(t, values[0], values[last], "node %d got the hold's key back", last)
+}
+
+// watchedHold returns a Client over 3 real nodes, without the quarantine,
+// whose Mutex "watched" holds a renewed hold (TTL 30 s) armed on the nodes
+// it watches, and the observer of its automatic extensions. The hold is
+// released at the end of the test.
+func watchedHold(t *testing.T) (*cluster, *Client, *Mutex, *extendObserver) {
+	t.Helper()
+	redistest.RequireReal(t) // key tracking needs redis-server
+	nodes := startCluster(t, 3, redistest.Options{})
+	observer := &extendObserver{extensions: make(chan ExtendEvent, 1)}
+	// Without the quarantine's markers, the hold's key is the only key the
+	// nodes track.
+	client := nodes.client(t, Options{Observer: observer, Quarantine: QuarantineOff})
+	m := client.NewMutex("watched", MutexOptions{TTL: 30 * time.Second, AutoExtend: true})
+	require.NoError(t, m.Lock(context.Background()))
+	t.Cleanup(func() { m.Unlock(context.Background()) })
+	require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) }), "the hold's key was armed")
+	return nodes, client, m, observer
 }

@@ -19,17 +19,7 @@ import (
 // awaited. Each of the six cuts, on the three nodes in turn, must make
 // the hold renew at once; the renewal's schedule is ten seconds away.
 func TestRenewedHoldWatchesEveryNodeThatHoldsIt(t *testing.T) {
-	redistest.RequireReal(t) // key tracking needs redis-server
-	nodes := startCluster(t, 3, redistest.Options{})
-	observer := &extendObserver{extensions: make(chan ExtendEvent, 1)}
-	// Without the quarantine's markers, the hold's key is the only key
-	// the nodes track.
-	client := nodes.client(t, Options{Observer: observer, Quarantine: QuarantineOff})
-	ctx := context.Background()
-	m := client.NewMutex("watched", MutexOptions{TTL: 30 * time.Second, AutoExtend: true})
-	require.NoError(t, m.Lock(ctx))
-	defer m.Unlock(ctx)
-
+	nodes, client, m, observer := watchedHold(t)
 	for cut := range 6 {
 		node := cut % len(nodes.servers)
 		require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) }),
