@@ -186,6 +186,14 @@ func (g *Group) queue(round *Round, deadline time.Time, send bool) (buffered boo
 	}
 	tracker := round.tracker
 	round.tracker = nil
+	if tracker != nil {
+		now := time.Now()
+		due := deadline
+		if due.IsZero() {
+			due = now.Add(g.options.RequestTimeout)
+		}
+		round.lateUntil = due.Add(-due.Sub(now) / 10)
+	}
 	for i, node := range g.nodes {
 		round.gathered[i], round.followed[i] = false, false
 		if round.trackedOn != nil {
@@ -244,7 +252,8 @@ func (g *Group) Flush() {
 // so, it abandons the calls still in flight (their Abandoned method then
 // reports true) and returns nil. When ctx ends first, it abandons them and
 // returns ctx's error; the replies already gathered stay in their calls.
-// A tracked round (Round.TrackOn) is decided only when every reply came.
+// A tracked round (Round.TrackOn) is decided when every reply came, or
+// shortly before its deadline.
 // Abandoning a call costs its connection nothing, and a carried call
 // (conn.Call.Carry) is still finished by its connection.
 func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
@@ -260,29 +269,65 @@ func (g *Group) Wait(ctx context.Context, round *Round, tally Tally) error {
 		if i < 0 {
 			return nil
 		}
-		node, call := g.sendsOn(round, i), &round.calls[i]
-		node.Wait(ctx, call)
-		if call.Abandoned() {
+		if abandoned := g.gatherOne(ctx, round, i); abandoned != nil {
 			g.Discard(round)
-			return call.Err
+			return abandoned.Err
 		}
-		if round.followed[i] {
-			// A follow-up is waited for where it was sent: on a Redis
-			// Cluster, a redirect would read another master.
-			follow := &round.followUpCalls[i]
-			if sentOn := follow.SentOn(); sentOn != nil {
-				sentOn.Wait(ctx, follow)
+		if tally != nil && tally.Count(i, round) {
+			if round.tracked() {
+				g.gatherLate(ctx, round, tally)
 			}
-			if follow.Abandoned() {
-				g.Discard(round)
-				return follow.Err
-			}
-		}
-		round.gathered[i] = true
-		if tally != nil && tally.Count(i, round) && !round.tracked() {
 			g.Discard(round)
 			return nil
 		}
+	}
+}
+
+// gatherOne waits for server i's reply in round, and for its follow-up's.
+// It returns the call it abandoned when ctx ended first, nil otherwise.
+func (g *Group) gatherOne(ctx context.Context, round *Round, i int) *conn.Call {
+	call := &round.calls[i]
+	g.sendsOn(round, i).Wait(ctx, call)
+	if call.Abandoned() {
+		return call
+	}
+	if round.followed[i] {
+		// A follow-up is waited for where it was sent: on a Redis
+		// Cluster, a redirect would read another master.
+		follow := &round.followUpCalls[i]
+		if sentOn := follow.SentOn(); sentOn != nil {
+			sentOn.Wait(ctx, follow)
+		}
+		if follow.Abandoned() {
+			return follow
+		}
+	}
+	round.gathered[i] = true
+	return nil
+}
+
+// gatherLate gathers and counts the replies of a tracked round that
+// come after its tally decided (see Round.TrackOn), until shortly before
+// its deadline: a wait past the deadline would fail the subscription
+// connection of a late server, whose reply is left instead.
+func (g *Group) gatherLate(ctx context.Context, round *Round, tally Tally) {
+	late := ctx
+	var cancel context.CancelFunc
+	for {
+		i := g.nextToGather(round)
+		if i < 0 {
+			break
+		}
+		if cancel == nil && !g.sendsOn(round, i).Collect(&round.calls[i]) {
+			late, cancel = context.WithDeadline(ctx, round.lateUntil)
+		}
+		if g.gatherOne(late, round, i) != nil {
+			break
+		}
+		tally.Count(i, round)
+	}
+	if cancel != nil {
+		cancel()
 	}
 }
 

@@ -55,6 +55,9 @@ type Round struct {
 	trackTag  uint64
 	trackKeys []string
 	trackedOn []*link
+	// lateUntil is when Wait stops waiting for the replies of a decided
+	// tracked round: a tenth of its time before the deadline.
+	lateUntil time.Time
 }
 
 // NewRound returns a Round sized for this Group.

@@ -119,3 +119,25 @@ func (f *firstReplyTally) Count(node int, round *mux.Round) bool {
 	f.counted++
 	return true
 }
+
+// A tracked round decided without a server that does not answer leaves
+// it shortly before the deadline: a wait past the deadline would fail
+// that server's subscription connection, and with it every key armed
+// there. Here the key armed on the paused server before the round is
+// still reported as changed, not as disconnected, once it answers again.
+func TestTrackedRoundLeavesALateServerItsConnection(t *testing.T) {
+	group, servers, w := heldOnThree(t)
+	last := len(servers) - 1
+	outside(t, servers[last], "SET", "other", "value")
+	w.track(t, last, 5, "other")
+	round := group.NewRound()
+	trackedRenewal(round, w, 9, "lock")
+	servers[last].Stop()
+	group.Send(round, time.Now().Add(300*time.Millisecond))
+	require.NoError(t, group.Wait(context.Background(), round, &firstReplyTally{}))
+	assert.True(t, round.Abandoned(last), "the paused server's reply was left")
+	servers[last].Cont()
+
+	outside(t, servers[last], "DEL", "other")
+	assert.Equal(t, mux.Invalidation{Node: last, Key: "other", Tag: 5, Cause: mux.InvalidatedKey}, receive(t, w.invalidations))
+}
