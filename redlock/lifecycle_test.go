@@ -101,8 +101,12 @@ func (o *failureObserver) failed(key string) int {
 
 // waitUntil waits, for at most five seconds, until condition holds, and
 // reports whether it did.
-func waitUntil(condition func() bool) bool {
-	for deadline := time.Now().Add(5 * time.Second); !condition(); runtime.Gosched() {
+func waitUntil(condition func() bool) bool { return waitUntilWithin(5*time.Second, condition) }
+
+// waitUntilWithin waits, for at most timeout, until condition holds, and
+// reports whether it did.
+func waitUntilWithin(timeout time.Duration, condition func() bool) bool {
+	for deadline := time.Now().Add(timeout); !condition(); runtime.Gosched() {
 		if time.Now().After(deadline) {
 			return false
 		}

@@ -408,26 +408,12 @@ func (w *watcher) report() {
 }
 
 // reconnected arms again, on node's new subscription connection, the keys
-// of every watched hold: the former connection's arming ended with it
-// (and was reported, see invalidated), and a first connection finds the
-// holds whose arming came before it. A node the hold does not watch is
-// judged by its read (liveness.Watcher.StartJudging): its reply to the
-// hold's last write may not have been awaited.
+// of every watched hold (liveness.Watcher.Reconnected), and reads the
+// quarantine's marker and the observed elections' keys again there.
 func (w *watcher) reconnected(node int) {
 	w.client.quarantine.WatchMarker(node)
 	w.wakeObservations("")
-	for l := range w.Watching() {
-		h := &l.hold
-		h.Mu.Lock()
-		generation, tag, armed, watching := h.Generation, h.WatchTag, h.Held && !h.Lost && !h.Writing, h.Watching[node]
-		h.Mu.Unlock()
-		switch {
-		case armed && watching:
-			w.StartArming(l, generation, tag, node, nil)
-		case armed:
-			w.StartJudging(l, generation, tag, node)
-		}
-	}
+	w.Reconnected(node)
 }
 
 // allNodes asks startArming to arm every node the hold has.

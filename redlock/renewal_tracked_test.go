@@ -2,6 +2,10 @@ package redlock
 
 import (
 	"context"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,4 +133,91 @@ func watchedHold(t *testing.T) (*cluster, *Client, *Mutex, *extendObserver) {
 	t.Cleanup(func() { m.Unlock(context.Background()) })
 	require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) }), "the hold's key was armed")
 	return nodes, client, m, observer
+}
+
+// A watched hold's keys are armed again on the subscription connection
+// that replaces one that ended: a cut there is noticed as before.
+func TestWatchedHoldIsArmedAgainAfterAReconnection(t *testing.T) {
+	_, client, m, observer := watchedHold(t)
+	const node = 1
+	killTrackingConnection(t, client, node)
+	// The end of the connection makes the hold renew; then the new one
+	// arms the key again.
+	require.NoError(t, (<-observer.extensions).Err)
+	require.True(t, waitUntil(func() bool { return armingSettled(t, client, m) && trackedKeys(t, client, node) == 1 }),
+		"the hold's key was not armed again on node %d", node)
+	select {
+	case <-observer.extensions: // a renewal that came meanwhile
+	default:
+	}
+
+	client.do(t, node, "PEXPIRE", "watched", "5000")
+	select {
+	case event := <-observer.extensions:
+		require.NoError(t, event.Err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cut after the reconnection went unnoticed")
+	}
+}
+
+// killTrackingConnection ends the connection of client that tracks keys
+// on node: its subscription connection.
+func killTrackingConnection(t *testing.T, client *Client, node int) {
+	t.Helper()
+	for line := range strings.Lines(string(client.do(t, node, "CLIENT", "LIST").Str)) {
+		var id, flags string
+		for field := range strings.FieldsSeq(line) {
+			if value, ok := strings.CutPrefix(field, "id="); ok {
+				id = value
+			}
+			if value, ok := strings.CutPrefix(field, "flags="); ok {
+				flags = value
+			}
+		}
+		if strings.Contains(flags, "t") {
+			client.do(t, node, "CLIENT", "KILL", "ID", id)
+			return
+		}
+	}
+	t.Fatalf("node %d has no connection that tracks keys", node)
+}
+
+// The keys of many watched holds are all armed again after a
+// reconnection, batch after batch on one goroutine, not on a goroutine
+// per hold: at 100,000 holds those took a gigabyte of stacks.
+func TestManyWatchedHoldsAreArmedAgainOnOneGoroutine(t *testing.T) {
+	redistest.RequireReal(t)
+	nodes := startCluster(t, 3, redistest.Options{})
+	client := nodes.client(t, Options{Quarantine: QuarantineOff})
+	const holds, node = 500, 1
+	ctx := context.Background()
+	mutexes := make([]*Mutex, holds)
+	var group sync.WaitGroup
+	for i := range mutexes {
+		mutexes[i] = client.NewMutex("held:"+strconv.Itoa(i), MutexOptions{TTL: 30 * time.Second, AutoExtend: true})
+		group.Go(func() { assert.NoError(t, mutexes[i].Lock(ctx)) })
+	}
+	group.Wait()
+	armed := func() bool { return trackedKeys(t, client, node) == holds }
+	// Slow under the race detector: a minute at most.
+	require.True(t, waitUntilWithin(time.Minute, armed), "the holds' keys were armed")
+
+	killTrackingConnection(t, client, node)
+	require.True(t, waitUntilWithin(time.Minute, armed), "the holds' keys were not all armed again")
+	// The renewals that the end of the connection set off are over: every
+	// hold is armed by a read on the next reconnection.
+	require.True(t, waitUntilWithin(time.Minute, func() bool {
+		for _, m := range mutexes {
+			m.hold.Mu.Lock()
+			writing := m.hold.Writing
+			m.hold.Mu.Unlock()
+			if writing {
+				return false
+			}
+		}
+		return true
+	}))
+	before := runtime.NumGoroutine()
+	client.watcher.reconnected(node)
+	assert.Less(t, runtime.NumGoroutine()-before, 50, "goroutines started to arm the keys again")
 }

@@ -11,6 +11,7 @@ import (
 // goroutine while it fills, then to the goroutine that arms it, which
 // gives it back to the Watcher's spares; its buffers are reused.
 type ArmingBatch[L WatchedLock] struct {
+	only     int // the node to arm, or AllNodes
 	holds    []batchedArming[L]
 	requests []*mux.Request // one per hold, reused from node to node
 	armings  []mux.Arming   // the reads of one node
@@ -34,9 +35,10 @@ func (w *Watcher[L]) SpareBatch() *ArmingBatch[L] {
 	if n := len(w.spares); n > 0 {
 		batch := w.spares[n-1]
 		w.spares = w.spares[:n-1]
+		batch.only = AllNodes
 		return batch
 	}
-	return &ArmingBatch[L]{}
+	return &ArmingBatch[L]{only: AllNodes}
 }
 
 // Add adds the arming of l's hold of the given generation, under tag;
@@ -92,6 +94,9 @@ func (w *Watcher[L]) armBatch(batch *ArmingBatch[L]) {
 		batch.requests = append(batch.requests, mux.NewRequest())
 	}
 	for node := range w.nodes {
+		if batch.only != AllNodes && node != batch.only {
+			continue
+		}
 		batch.armings, batch.index = batch.armings[:0], batch.index[:0]
 		for i := range batch.holds {
 			hold := &batch.holds[i]
@@ -144,6 +149,50 @@ func (w *Watcher[L]) armBatch(batch *ArmingBatch[L]) {
 		}
 		for j := range batch.armings {
 			batch.armings[j] = mux.Arming{}
+		}
+	}
+}
+
+// Reconnected arms again, on node's new subscription connection, the keys
+// of every watched hold, batch after batch on one goroutine, so that a
+// connection has at most one batch of reads under way: the former
+// connection's armings ended with it, and a first connection finds the
+// holds armed before it. A hold that does not watch node is judged by its
+// read (see Arm): its reply to the hold's last write may not have been
+// awaited.
+func (w *Watcher[L]) Reconnected(node int) {
+	judge := make([]bool, w.nodes)
+	judge[node] = true
+	var batches []*ArmingBatch[L]
+	for l := range w.Watching() {
+		h := l.Hold()
+		h.Mu.Lock()
+		generation, tag, armed, watching := h.Generation, h.WatchTag, h.Held && !h.Lost && !h.Writing, h.Watching[node]
+		h.Mu.Unlock()
+		if !armed {
+			continue
+		}
+		if len(batches) == 0 || len(batches[len(batches)-1].holds) == MaxRenewalBatch {
+			batch := w.SpareBatch()
+			batch.only = node
+			batches = append(batches, batch)
+		}
+		batch := batches[len(batches)-1]
+		if watching {
+			batch.Add(l, generation, tag, nil)
+		} else {
+			batch.Add(l, generation, tag, judge)
+		}
+	}
+	started := len(batches) > 0 && w.Go(func() {
+		for _, batch := range batches {
+			w.armBatch(batch)
+			w.giveBack(batch)
+		}
+	})
+	if !started {
+		for _, batch := range batches {
+			w.giveBack(batch)
 		}
 	}
 }
