@@ -185,15 +185,7 @@ func (g *Group) queue(round *Round, deadline time.Time, send bool) (buffered boo
 		g.ordering.Lock()
 	}
 	tracker := round.tracker
-	round.tracker = nil
-	if tracker != nil {
-		now := time.Now()
-		due := deadline
-		if due.IsZero() {
-			due = now.Add(g.options.RequestTimeout)
-		}
-		round.lateUntil = due.Add(-due.Sub(now) / 10)
-	}
+	round.tracker, round.deadline = nil, deadline
 	for i, node := range g.nodes {
 		round.gathered[i], round.followed[i] = false, false
 		if round.trackedOn != nil {
@@ -319,7 +311,7 @@ func (g *Group) gatherLate(ctx context.Context, round *Round, tally Tally) {
 			break
 		}
 		if cancel == nil && !g.sendsOn(round, i).Collect(&round.calls[i]) {
-			late, cancel = context.WithDeadline(ctx, round.lateUntil)
+			late, cancel = context.WithDeadline(ctx, g.lateUntil(round))
 		}
 		if g.gatherOne(late, round, i) != nil {
 			break
@@ -329,6 +321,17 @@ func (g *Group) gatherLate(ctx context.Context, round *Round, tally Tally) {
 	if cancel != nil {
 		cancel()
 	}
+}
+
+// lateUntil returns when gatherLate leaves the replies still awaited: a
+// tenth of the time left before the round's deadline, from now.
+func (g *Group) lateUntil(round *Round) time.Time {
+	now := time.Now()
+	deadline := round.deadline
+	if deadline.IsZero() {
+		deadline = now.Add(g.options.RequestTimeout)
+	}
+	return deadline.Add(-deadline.Sub(now) / 10)
 }
 
 // nextToGather returns the server whose outcome Wait takes next: the

@@ -55,9 +55,9 @@ type Round struct {
 	trackTag  uint64
 	trackKeys []string
 	trackedOn []*link
-	// lateUntil is when Wait stops waiting for the replies of a decided
-	// tracked round: a tenth of its time before the deadline.
-	lateUntil time.Time
+	// deadline is the last Send's, for the late replies of a tracked
+	// round (see Group.gatherLate).
+	deadline time.Time
 }
 
 // NewRound returns a Round sized for this Group.

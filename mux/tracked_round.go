@@ -46,7 +46,7 @@ func (r *roundArmings) take(call *conn.Call) (arming, bool) {
 // each server whose connection tracks keys (see Subscriber.Track),
 // instead of the server's own: the reply arms keys there with tag, and
 // Wait waits for every server's reply, counting each, even once tally
-// decided, until a tenth of the round's time before its deadline. The command must read each of keys after any write of them:
+// decided, until shortly before its deadline. The command must read each of keys after any write of them:
 // a connection's own write reports no change, but leaves the key
 // unarmed. Servers whose connection does not track now (a Redis
 // Cluster, a connection being dialled) are sent the command as usual;
