@@ -46,9 +46,9 @@ func (r *roundArmings) take(call *conn.Call) (arming, bool) {
 // each server whose connection tracks keys (see Subscriber.Track),
 // instead of the server's own: the reply arms keys there with tag, and
 // Wait waits for every server's reply, counting each, even once tally
-// decided, until shortly before its deadline. The command must read each of keys after any write of them:
-// a connection's own write reports no change, but leaves the key
-// unarmed. Servers whose connection does not track now (a Redis
+// decided, until shortly before its deadline. The command must read each
+// of keys after any write of them: a connection's own write reports no
+// change, but leaves the key unarmed. Servers whose connection does not track now (a Redis
 // Cluster, a connection being dialled) are sent the command as usual;
 // Tracked tells which were not. Leave keys alone until Wait returns.
 func (r *Round) TrackOn(s *Subscriber, tag uint64, keys []string) {
@@ -113,8 +113,7 @@ func (s *Subscriber) finishedRound(node int, l *link, call *conn.Call) bool {
 	if !ok {
 		return false
 	}
-	if call.Err == nil && !call.Abandoned() && !call.Reply.IsError() &&
-		a.connection == t.connection && t.state == trackingOn && s.nodes[node].trackingErr == nil {
+	if armsLocked(s.nodes[node], t, call, a.connection) {
 		for _, key := range a.keys {
 			t.armed.arm(key, a.tag)
 		}

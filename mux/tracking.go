@@ -312,13 +312,20 @@ func (s *Subscriber) finished(node int, l *link, call *conn.Call) {
 	}
 	t.next = i + 1
 	reading := &t.readings[i]
-	reading.armed = call.Err == nil && !call.Abandoned() && !call.Reply.IsError() &&
-		reading.connection == t.connection && t.state == trackingOn && sub.trackingErr == nil
+	reading.armed = armsLocked(sub, t, call, reading.connection)
 	if reading.armed {
 		for _, key := range reading.keys {
 			t.armed.arm(key, reading.tag)
 		}
 	}
+}
+
+// armsLocked reports whether call, finished, arms its keys: its reply is
+// not an error, and came on the connection it was sent for, which still
+// tracks. The caller holds sub's mutex.
+func armsLocked(sub *subscription, t *tracking, call *conn.Call, connection uint64) bool {
+	return call.Err == nil && !call.Abandoned() && !call.Reply.IsError() &&
+		connection == t.connection && t.state == trackingOn && sub.trackingErr == nil
 }
 
 // enableTracking turns tracking on for the fresh connection l of server
