@@ -15,6 +15,7 @@ import (
 	"github.com/lockmux/lockmux/redlock/internal/naming"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
 	"github.com/lockmux/lockmux/redlock/internal/round"
+	"github.com/lockmux/lockmux/redlock/internal/spare"
 	"github.com/lockmux/lockmux/redlock/internal/waiting"
 )
 
@@ -51,8 +52,8 @@ type Client struct {
 	ends          liveness.Ends[*livenessLock]
 	watcher       watcher
 	holds         liveness.Registry[*livenessLock]
-	rounds        round.Lender // the rounds of the Mutexes' operations
-	waits         waitLender   // the wait states of the Locks under way
+	rounds        round.Lender          // the rounds of the Mutexes' operations
+	waits         spare.List[waitState] // lent to the Locks under way (lendWait)
 
 	// runIDs maps each server's address to its last run_id; duplicate is
 	// set when two share one. The connections' dials write both.

@@ -24,10 +24,9 @@ func assertNoLentWait(t *testing.T, m *Mutex, spares int, what string) {
 	assert.Nil(t, m.wait.Load(), "%s: the Mutex keeps a wait state", what)
 	assert.False(t, m.turn.Contended(), "%s: an uncontended turn made its channel", what)
 	assert.Zero(t, m.client.notifier.Waiting(), "%s: a waiter is still registered", what)
-	m.client.waits.mu.Lock()
-	defer m.client.waits.mu.Unlock()
-	assert.Len(t, m.client.waits.spare, spares, "%s: the spare wait states", what)
-	for _, w := range m.client.waits.spare {
+	kept := m.client.waits.Kept()
+	assert.Len(t, kept, spares, "%s: the spare wait states", what)
+	for _, w := range kept {
 		assert.False(t, w.InLine(), "%s: a spare wait state is in line", what)
 	}
 }

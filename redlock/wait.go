@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/lockmux/lockmux/mux"
@@ -46,7 +45,7 @@ func newReleaseIdentity(dst *[releaseIdentityLength]byte) {
 }
 
 // waitState is what a Lock keeps for its waits between two attempts. The
-// Client lends it while the Lock runs (waitLender); it belongs to the
+// Client lends it while the Lock runs (lendWait); it belongs to the
 // goroutine that has the turn.
 type waitState struct {
 	waiting.Waiter
@@ -219,45 +218,13 @@ func (m *Mutex) leaveLine(line *fairLine) {
 	m.send(r)
 }
 
-// maxSpareWaits bounds the spare wait states a Client keeps. They are on
-// a free list, not a sync.Pool, which a garbage collection would empty.
-const maxSpareWaits = 1024
-
-// waitLender lends the wait states of a Client's locks while their Lock
-// runs: a held or idle lock keeps none.
-type waitLender struct {
-	mu    sync.Mutex
-	spare []*waitState // guarded by mu
-}
-
-// lend returns a spare wait state, or a new one.
-func (l *waitLender) lend() *waitState {
-	l.mu.Lock()
-	n := len(l.spare)
-	if n == 0 {
-		l.mu.Unlock()
-		return &waitState{}
-	}
-	w := l.spare[n-1]
-	l.spare[n-1] = nil
-	l.spare = l.spare[:n-1]
-	l.mu.Unlock()
-	return w
-}
-
-// giveBack keeps w for the next Lock, up to maxSpareWaits.
-func (l *waitLender) giveBack(w *waitState) {
-	l.mu.Lock()
-	if len(l.spare) < maxSpareWaits {
-		l.spare = append(l.spare, w)
-	}
-	l.mu.Unlock()
-}
-
 // lendWait borrows a wait state for the Lock or Acquire of the goroutine
 // that has the turn, readied for this Mutex.
 func (m *Mutex) lendWait() *waitState {
-	w := m.client.waits.lend()
+	w := m.client.waits.Take()
+	if w == nil {
+		w = &waitState{}
+	}
 	w.Init(&m.client.notifier, (*waitingLock)(m))
 	m.wait.Store(w)
 	return w
@@ -272,7 +239,7 @@ func (m *Mutex) giveBackWait(w *waitState) {
 		m.acquisition.extras = nil
 	}
 	w.Detach()
-	m.client.waits.giveBack(w)
+	m.client.waits.Put(w)
 }
 
 // waitState returns the wait state lent to the Lock under way. The caller

@@ -39,9 +39,10 @@ var layers = map[string][]string{
 	// redlock's rooms: each imports only what is listed, never redlock.
 	"redlock/internal/waiting":    {"mux", "resp", "redlock/internal/naming"},
 	"redlock/internal/quarantine": {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
-	"redlock/internal/liveness":   {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol"},
-	"redlock/internal/round":      {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol", "redlock/internal/quarantine"},
+	"redlock/internal/liveness":   {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol", "redlock/internal/spare"},
+	"redlock/internal/round":      {"mux", "resp", "redlock/internal/naming", "redlock/internal/protocol", "redlock/internal/quarantine", "redlock/internal/spare"},
 	"redlock/internal/turn":       {}, // a lock's exclusion within this process
+	"redlock/internal/spare":      {}, // the free lists of what the Client lends
 }
 
 // allowedModules are the modules non-test files of the main module may
@@ -212,6 +213,8 @@ func TestProblem(t *testing.T) {
 		{name: "the turn imports mux", file: main("redlock/internal/turn"), importPath: module + "/mux"},
 		{name: "the turn imports redlock", file: main("redlock/internal/turn"), importPath: module + "/redlock"},
 		{name: "redlock imports the turn", file: main("redlock"), importPath: module + "/redlock/internal/turn", wantOK: true},
+		{name: "the round imports the free lists", file: main("redlock/internal/round"), importPath: module + "/redlock/internal/spare", wantOK: true},
+		{name: "the free lists import mux", file: main("redlock/internal/spare"), importPath: module + "/mux"},
 		{name: "the doctor imports the quarantine", file: main("redlock/doctor"), importPath: module + "/redlock/internal/quarantine", wantOK: true},
 		{name: "redlock imports conn, around mux", file: main("redlock"), importPath: module + "/conn"},
 		{name: "a subpackage of redlock imports conn", file: main("redlock/doctor"), importPath: module + "/conn"},

@@ -30,15 +30,12 @@ type batchedArming[L WatchedLock] struct {
 
 // SpareBatch returns an empty ArmingBatch, reused when one is spare.
 func (w *Watcher[L]) SpareBatch() *ArmingBatch[L] {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n := len(w.spares); n > 0 {
-		batch := w.spares[n-1]
-		w.spares = w.spares[:n-1]
-		batch.only = AllNodes
-		return batch
+	batch := w.spares.Take()
+	if batch == nil {
+		batch = &ArmingBatch[L]{}
 	}
-	return &ArmingBatch[L]{only: AllNodes}
+	batch.only = AllNodes
+	return batch
 }
 
 // Add adds the arming of l's hold of the given generation, under tag;
@@ -77,9 +74,7 @@ func (w *Watcher[L]) giveBack(batch *ArmingBatch[L]) {
 		batch.holds[i].lock = zero
 	}
 	batch.holds = batch.holds[:0]
-	w.mu.Lock()
-	w.spares = append(w.spares, batch)
-	w.mu.Unlock()
+	w.spares.Put(batch)
 }
 
 // armBatch arms the keys of each hold of the batch on each node the hold

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lockmux/lockmux/mux"
+	"github.com/lockmux/lockmux/redlock/internal/spare"
 )
 
 // Watcher watches the keys of renewed holds, so that a key cut short or
@@ -38,7 +39,8 @@ type Watcher[L WatchedLock] struct {
 	// and reported whether that was reported.
 	cannot   []error
 	reported []bool
-	spares   []*ArmingBatch[L] // arming batches done with
+
+	spares spare.List[ArmingBatch[L]] // arming batches done with
 }
 
 // WatchedLock is a lock whose renewed holds are watched.

@@ -1,15 +1,10 @@
 package round
 
 import (
-	"sync"
-
 	"github.com/lockmux/lockmux/mux"
 	"github.com/lockmux/lockmux/redlock/internal/quarantine"
+	"github.com/lockmux/lockmux/redlock/internal/spare"
 )
-
-// maxSpareRounds bounds the spare rounds a Lender keeps. They are on a
-// free list, not a sync.Pool, which a garbage collection would empty.
-const maxSpareRounds = 1024
 
 // Rounds are the rounds a lock borrows: the round of its acquisition and
 // release, and the commit round of a fenced acquisition, which shares the
@@ -25,8 +20,7 @@ type Lender struct {
 	group      *mux.Group
 	need       int
 	quarantine *quarantine.Quarantine
-	mu         sync.Mutex
-	spare      []*Rounds // guarded by mu
+	spare      spare.List[Rounds]
 }
 
 // Init makes l lend rounds over group's nodes, of which need must
@@ -38,30 +32,20 @@ func (l *Lender) Init(group *mux.Group, need int, q *quarantine.Quarantine) {
 // Lend returns rounds for one operation, their tallies counting nothing:
 // nothing of their last borrower's shows.
 func (l *Lender) Lend() *Rounds {
-	l.mu.Lock()
-	n := len(l.spare)
-	if n == 0 {
-		l.mu.Unlock()
+	rounds := l.spare.Take()
+	if rounds == nil {
 		return l.newRounds()
 	}
-	rounds := l.spare[n-1]
-	l.spare[n-1] = nil
-	l.spare = l.spare[:n-1]
-	l.mu.Unlock()
 	rounds.Round.Tally.Reset(Acquire, l.need)
 	rounds.Commit.Tally.Reset(CommitFence, l.need)
 	return rounds
 }
 
-// GiveBack keeps rounds for the next operation, up to maxSpareRounds.
+// GiveBack keeps rounds for the next operation (see spare.List).
 func (l *Lender) GiveBack(rounds *Rounds) {
 	rounds.Round.Candidates, rounds.Round.CandidateFences = nil, nil
 	rounds.Round.Lock, rounds.Commit.Lock = Lock{}, Lock{}
-	l.mu.Lock()
-	if len(l.spare) < maxSpareRounds {
-		l.spare = append(l.spare, rounds)
-	}
-	l.mu.Unlock()
+	l.spare.Put(rounds)
 }
 
 // newRounds makes rounds over the Lender's nodes.
